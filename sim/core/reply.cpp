@@ -1,0 +1,168 @@
+#include "sim/core/reply.h"
+
+#include <cstdio>
+
+namespace redlab {
+
+void append_resp(std::string& out, const Reply& r) {
+  switch (r.kind) {
+    case Reply::Kind::Status:
+      out += '+';
+      out += r.str;
+      out += "\r\n";
+      return;
+    case Reply::Kind::Error:
+      out += '-';
+      out += r.str;
+      out += "\r\n";
+      return;
+    case Reply::Kind::Integer:
+      out += ':';
+      out += std::to_string(r.integer);
+      out += "\r\n";
+      return;
+    case Reply::Kind::Bulk:
+      out += '$';
+      out += std::to_string(r.str.size());
+      out += "\r\n";
+      out += r.str;
+      out += "\r\n";
+      return;
+    case Reply::Kind::Nil:
+      out += "$-1\r\n";
+      return;
+    case Reply::Kind::NilArray:
+      out += "*-1\r\n";
+      return;
+    case Reply::Kind::Array:
+      out += '*';
+      out += std::to_string(r.elements.size());
+      out += "\r\n";
+      for (const Reply& e : r.elements) append_resp(out, e);
+      return;
+  }
+}
+
+std::string to_resp(const Reply& reply) {
+  std::string out;
+  append_resp(out, reply);
+  return out;
+}
+
+std::string quote_repr(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\a': out += "\\a"; break;
+      case '\b': out += "\\b"; break;
+      default:
+        // isprint() in the C locale, as redis-cli runs.
+        if (c >= 0x20 && c <= 0x7e) {
+          out += static_cast<char>(c);
+        } else {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\x%02x", c);
+          out += buf;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+namespace {
+
+// Mirrors redis-cli.c cliFormatReplyTTY: nested arrays are indented by the width of the
+// parent's index column plus two, and the first element shares the parent's index line.
+void format_tty(std::string& out, const Reply& r, const std::string& prefix) {
+  switch (r.kind) {
+    case Reply::Kind::Error:
+      out += "(error) ";
+      out += r.str;
+      out += '\n';
+      return;
+    case Reply::Kind::Status:
+      out += r.str;
+      out += '\n';
+      return;
+    case Reply::Kind::Integer:
+      out += "(integer) ";
+      out += std::to_string(r.integer);
+      out += '\n';
+      return;
+    case Reply::Kind::Bulk:
+      out += quote_repr(r.str);
+      out += '\n';
+      return;
+    case Reply::Kind::Nil:
+    case Reply::Kind::NilArray:
+      out += "(nil)\n";
+      return;
+    case Reply::Kind::Array: {
+      if (r.elements.empty()) {
+        out += "(empty array)\n";
+        return;
+      }
+      size_t idxlen = 0;
+      size_t i = r.elements.size();
+      do {
+        idxlen++;
+        i /= 10;
+      } while (i);
+      std::string child_prefix = prefix + std::string(idxlen + 2, ' ');
+      for (size_t k = 0; k < r.elements.size(); k++) {
+        if (k != 0) out += prefix;
+        std::string idx = std::to_string(k + 1);
+        if (idx.size() < idxlen) out += std::string(idxlen - idx.size(), ' ');
+        out += idx;
+        out += ") ";
+        format_tty(out, r.elements[k], child_prefix);
+      }
+      return;
+    }
+  }
+}
+
+void format_short_into(std::string& out, const Reply& r) {
+  switch (r.kind) {
+    case Reply::Kind::Error: out += "(error) " + r.str; return;
+    case Reply::Kind::Status: out += r.str; return;
+    case Reply::Kind::Integer: out += "(integer) " + std::to_string(r.integer); return;
+    case Reply::Kind::Bulk: out += quote_repr(r.str); return;
+    case Reply::Kind::Nil:
+    case Reply::Kind::NilArray: out += "(nil)"; return;
+    case Reply::Kind::Array:
+      out += '[';
+      for (size_t k = 0; k < r.elements.size(); k++) {
+        if (k) out += ' ';
+        format_short_into(out, r.elements[k]);
+      }
+      out += ']';
+      return;
+  }
+}
+
+}  // namespace
+
+std::string format_cli(const Reply& reply) {
+  std::string out;
+  format_tty(out, reply, "");
+  return out;
+}
+
+std::string format_short(const Reply& reply, size_t max_chars) {
+  std::string out;
+  format_short_into(out, reply);
+  if (out.size() > max_chars) {
+    out.resize(max_chars > 3 ? max_chars - 3 : 0);
+    out += "...";
+  }
+  return out;
+}
+
+}  // namespace redlab

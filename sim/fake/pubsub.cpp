@@ -1,0 +1,8 @@
+// pubsub commands: not implemented yet.
+#include "sim/fake/server.h"
+
+namespace redlab::fake {
+
+void register_pubsub_commands(CommandTable& table) { (void)table; }
+
+}  // namespace redlab::fake

@@ -1,0 +1,839 @@
+// The fake server's engine: connections, the command queue, dispatch (processCommand),
+// virtual-time scheduling, expiry, WATCH invalidation, blocking and long-running scripts.
+// Command families live in t_*.cpp, keys.cpp, server_cmds.cpp, multi.cpp, pubsub.cpp and
+// scripting.cpp.
+#include "sim/fake/server.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+
+#include "sim/fake/util.h"
+
+namespace redlab::fake {
+
+const char* type_name(ValueType t) {
+  switch (t) {
+    case ValueType::String: return "string";
+    case ValueType::List: return "list";
+    case ValueType::Hash: return "hash";
+    case ValueType::Set: return "set";
+    case ValueType::ZSet: return "zset";
+    case ValueType::Stream: return "stream";
+  }
+  return "none";
+}
+
+const std::string* HashValue::get(std::string_view field) const {
+  auto it = index_.find(field);
+  return it == index_.end() ? nullptr : &entries_[it->second].second;
+}
+
+bool HashValue::set(std::string_view field, std::string value) {
+  auto it = index_.find(field);
+  if (it != index_.end()) {
+    entries_[it->second].second = std::move(value);
+    return false;
+  }
+  index_.emplace(std::string(field), entries_.size());
+  entries_.emplace_back(std::string(field), std::move(value));
+  return true;
+}
+
+bool HashValue::erase(std::string_view field) {
+  auto it = index_.find(field);
+  if (it == index_.end()) return false;
+  size_t pos = it->second;
+  index_.erase(it);
+  entries_.erase(entries_.begin() + static_cast<ptrdiff_t>(pos));
+  for (auto& [name, idx] : index_)
+    if (idx > pos) idx--;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Ctx
+// ---------------------------------------------------------------------------------------
+
+Ctx::Ctx(Server& s, Client& c, const Argv& a, const CommandSpec& spec, TimeUs now,
+         std::vector<Reply>* sink)
+    : server(s), client(c), argv(a), cmd(spec), now_us(now), now_ms(s.unix_ms(now)),
+      sink_(sink) {}
+
+void Ctx::reply(Reply r) {
+  if (sink_) {
+    sink_->push_back(std::move(r));
+  } else {
+    server.emit(client.id, reply_at_us, std::move(r));
+  }
+}
+
+void Ctx::reply_unknown_subcommand() {
+  std::string sub = argv.size() > 1 ? argv[1] : "";
+  if (sub.size() > 128) sub.resize(128);
+  std::string name = cmd.name;
+  for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  reply_error("ERR unknown subcommand '" + sub + "'. Try " + name + " HELP.");
+}
+
+void Ctx::reply_arity_error(std::string_view fullname) {
+  reply_error("ERR wrong number of arguments for '" + std::string(fullname) + "' command");
+}
+
+void Ctx::block(std::vector<std::string> keys, TimeUs timeout_us, Reply timeout_reply,
+                std::shared_ptr<void> extra) {
+  assert(can_block() && "blocking commands answer at once inside MULTI and scripts");
+  blocked_now = true;
+  if (retrying) {
+    // Keep the original place in the queue and the original deadline.
+    if (extra) client.block.extra = std::move(extra);
+    return;
+  }
+  if (client.blocked) server.unblock(client);
+  client.blocked = true;
+  client.block.db = client.db;
+  client.block.keys = std::move(keys);
+  client.block.timeout_at_us = timeout_us == 0 ? kNever : now_us + timeout_us;
+  client.block.timeout_reply = std::move(timeout_reply);
+  client.block.argv = argv;
+  client.block.extra = std::move(extra);
+  for (const std::string& k : client.block.keys) {
+    auto& waiters = server.blocking_keys_[{client.db, k}];
+    if (std::find(waiters.begin(), waiters.end(), client.id) == waiters.end())
+      waiters.push_back(client.id);
+  }
+}
+
+Db& Ctx::db() { return server.dbs_[static_cast<size_t>(client.db)]; }
+
+Entry* Ctx::lookup_read(std::string_view key) {
+  Db& d = db();
+  auto it = d.dict.find(key);
+  if (it == d.dict.end()) return nullptr;
+  if (it->second.expire_at_ms >= 0 && now_ms > it->second.expire_at_ms) {
+    server.expire_if_needed(d, client.db, key, now_ms, now_us);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+Entry& Ctx::set_key(std::string_view key, Value value, bool keep_ttl) {
+  Db& d = db();
+  auto it = d.dict.find(key);
+  if (it == d.dict.end()) {
+    it = d.dict.emplace(std::string(key), Entry{std::move(value), -1}).first;
+  } else {
+    it->second.value = std::move(value);
+    if (!keep_ttl && it->second.expire_at_ms >= 0) {
+      d.expires.erase({it->second.expire_at_ms, std::string(key)});
+      it->second.expire_at_ms = -1;
+    }
+  }
+  return it->second;
+}
+
+bool Ctx::delete_key(std::string_view key) {
+  Db& d = db();
+  auto it = d.dict.find(key);
+  if (it == d.dict.end()) return false;
+  if (it->second.expire_at_ms >= 0) d.expires.erase({it->second.expire_at_ms, std::string(key)});
+  d.dict.erase(it);
+  return true;
+}
+
+void Ctx::set_expire(std::string_view key, int64_t at_ms) {
+  Db& d = db();
+  auto it = d.dict.find(key);
+  assert(it != d.dict.end() && "set_expire on a missing key");
+  if (it->second.expire_at_ms >= 0) d.expires.erase({it->second.expire_at_ms, std::string(key)});
+  it->second.expire_at_ms = at_ms;
+  d.expires.emplace(at_ms, std::string(key));
+}
+
+bool Ctx::remove_expire(std::string_view key) {
+  Db& d = db();
+  auto it = d.dict.find(key);
+  if (it == d.dict.end() || it->second.expire_at_ms < 0) return false;
+  d.expires.erase({it->second.expire_at_ms, std::string(key)});
+  it->second.expire_at_ms = -1;
+  return true;
+}
+
+void Ctx::signal_modified(std::string_view key) { server.touch_watched_key(client.db, key); }
+
+void Ctx::signal_key_ready(std::string_view key) { server.mark_key_ready(client.db, key); }
+
+void Ctx::server_watch(std::string_view key) { server.watch_key(client, key); }
+
+bool Ctx::int_arg(size_t i, int64_t& out, std::string_view msg) {
+  auto v = parse_int64(argv[i]);
+  if (!v) {
+    reply_error(msg);
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+bool Ctx::double_arg(size_t i, double& out, std::string_view msg) {
+  auto v = parse_double(argv[i]);
+  if (!v) {
+    reply_error(msg);
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+bool Ctx::timeout_arg(size_t i, TimeUs& out) {
+  // getTimeoutFromObjectOrReply: a float number of seconds, ms precision.
+  auto v = parse_double(argv[i]);
+  if (!v || !std::isfinite(*v)) {
+    reply_error(err::kTimeoutNotFloat);
+    return false;
+  }
+  if (*v < 0) {
+    reply_error(err::kTimeoutNegative);
+    return false;
+  }
+  long double ms = static_cast<long double>(*v) * 1000.0L;
+  if (ms > static_cast<long double>(INT64_MAX / 1000 / 2)) {
+    reply_error(err::kTimeoutNotFloat);
+    return false;
+  }
+  out = static_cast<TimeUs>(std::ceil(ms)) * 1000;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Server: setup and connections
+// ---------------------------------------------------------------------------------------
+
+Server::Server(ServerOptions options) : options_(std::move(options)) {
+  assert(options_.databases > 0);
+  dbs_.resize(static_cast<size_t>(options_.databases));
+  register_string_commands(commands_);
+  register_key_commands(commands_);
+  register_server_commands(commands_);
+  register_multi_commands(commands_);
+  register_hash_commands(commands_);
+  register_list_commands(commands_);
+  register_set_commands(commands_);
+  register_zset_commands(commands_);
+  register_stream_commands(commands_);
+  register_pubsub_commands(commands_);
+  register_scripting_commands(commands_);
+  config_ = {
+      {"busy-reply-threshold", "5000"},
+      {"client-output-buffer-limit",
+       "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"},
+      {"slowlog-log-slower-than", "10000"},
+      {"slowlog-max-len", "128"},
+      {"maxmemory", "0"},
+      {"maxmemory-policy", "noeviction"},
+      {"timeout", "0"},
+      {"hz", "10"},
+      {"databases", std::to_string(options_.databases)},
+      {"save", ""},
+      {"appendonly", "no"},
+      {"notify-keyspace-events", ""},
+      {"list-max-listpack-size", "-2"},
+      {"hash-max-listpack-entries", "128"},
+      {"stream-node-max-entries", "100"},
+      {"lua-time-limit", "5000"},
+  };
+}
+
+Server::~Server() = default;
+
+const CommandSpec* Server::find_command(std::string_view name) const {
+  char buf[32];
+  if (name.size() >= sizeof buf) return nullptr;
+  for (size_t i = 0; i < name.size(); i++) {
+    char ch = name[i];
+    buf[i] = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch + 32) : ch;
+  }
+  auto it = commands_.find(std::string_view(buf, name.size()));
+  return it == commands_.end() ? nullptr : &it->second;
+}
+
+int64_t Server::config_int(std::string_view name) const {
+  auto it = config_.find(std::string(name));
+  if (it == config_.end()) return 0;
+  return parse_int64(it->second).value_or(0);
+}
+
+ClientId Server::connect(TimeUs now_us) {
+  auto c = std::make_unique<Client>();
+  c->id = next_client_id_++;
+  c->created_us = now_us;
+  c->last_interaction_us = now_us;
+  c->address = "10.0.0." + std::to_string(c->id % 250 + 2) + ":" + std::to_string(40000 + c->id);
+  ClientId id = c->id;
+  clients_.emplace(id, std::move(c));
+  return id;
+}
+
+Client* Server::client(ClientId id) {
+  auto it = clients_.find(id);
+  return it == clients_.end() ? nullptr : it->second.get();
+}
+
+void Server::watch_key(Client& c, std::string_view key) {
+  std::pair<int, std::string> k{c.db, std::string(key)};
+  if (std::find(c.watched.begin(), c.watched.end(), k) != c.watched.end()) return;
+  watched_keys_[k].push_back(c.id);
+  c.watched.push_back(std::move(k));
+}
+
+void Server::unwatch_all(Client& c) {
+  for (auto& key : c.watched) {
+    auto it = watched_keys_.find(key);
+    if (it == watched_keys_.end()) continue;
+    auto& v = it->second;
+    v.erase(std::remove(v.begin(), v.end(), c.id), v.end());
+    if (v.empty()) watched_keys_.erase(it);
+  }
+  c.watched.clear();
+  c.watch_dirty = false;
+}
+
+void Server::unblock(Client& c) {
+  if (!c.blocked) return;
+  for (const std::string& k : c.block.keys) {
+    auto it = blocking_keys_.find(std::pair<int, std::string>{c.block.db, k});
+    if (it == blocking_keys_.end()) continue;
+    auto& v = it->second;
+    v.erase(std::remove(v.begin(), v.end(), c.id), v.end());
+    if (v.empty()) blocking_keys_.erase(it);
+  }
+  c.blocked = false;
+  c.block = BlockState{};
+}
+
+void Server::disconnect(ClientId id, TimeUs now_us) {
+  (void)now_us;
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return;
+  Client& c = *it->second;
+  unwatch_all(c);
+  unblock(c);
+  for (const auto& ch : c.channels) {
+    auto cit = pubsub_channels.find(ch);
+    if (cit == pubsub_channels.end()) continue;
+    auto& v = cit->second;
+    v.erase(std::remove(v.begin(), v.end(), id), v.end());
+    if (v.empty()) pubsub_channels.erase(cit);
+  }
+  for (const auto& p : c.patterns) {
+    auto pit = pubsub_patterns.find(p);
+    if (pit == pubsub_patterns.end()) continue;
+    auto& v = pit->second;
+    v.erase(std::remove(v.begin(), v.end(), id), v.end());
+    if (v.empty()) pubsub_patterns.erase(pit);
+  }
+  queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
+                              [id](const Pending& p) { return p.client == id; }),
+               queue_.end());
+  clients_.erase(it);
+}
+
+void Server::close_client_later(ClientId id, const std::string& reason) {
+  to_close_.emplace_back(id, reason);
+}
+
+void Server::finish_close(ClientId id, TimeUs now_us, const std::string& reason) {
+  if (!connected(id)) return;
+  disconnect(id, now_us);
+  closed_.emplace_back(id, now_us);
+  if (observer) observer(ServerEvent{ServerEvent::Kind::ClientClosed, now_us, now_us, id, reason});
+}
+
+// ---------------------------------------------------------------------------------------
+// Output
+// ---------------------------------------------------------------------------------------
+
+void Server::emit(ClientId id, TimeUs at_us, Reply reply) {
+  Client* c = client(id);
+  if (!c) return;
+  if (!c->auto_read) c->unread_bytes += static_cast<int64_t>(to_resp(reply).size());
+  outputs_.push_back(Output{id, at_us, std::move(reply)});
+}
+
+std::vector<Output> Server::take_outputs() {
+  std::stable_sort(outputs_.begin(), outputs_.end(),
+                   [](const Output& a, const Output& b) { return a.at_us < b.at_us; });
+  std::vector<Output> out;
+  out.swap(outputs_);
+  return out;
+}
+
+std::vector<std::pair<ClientId, TimeUs>> Server::take_closed() {
+  std::vector<std::pair<ClientId, TimeUs>> out;
+  out.swap(closed_);
+  return out;
+}
+
+void Server::client_read(ClientId id, int64_t bytes) {
+  Client* c = client(id);
+  if (!c) return;
+  c->unread_bytes = std::max<int64_t>(0, c->unread_bytes - bytes);
+}
+
+void Server::check_output_limits(TimeUs now_us) {
+  // client-output-buffer-limit applies per class; only the pubsub class is modelled (normal
+  // clients read their replies as they come in this model).
+  std::string spec = config_["client-output-buffer-limit"];
+  int64_t hard = 0, soft = 0, soft_seconds = 0;
+  {
+    std::vector<std::string> words;
+    size_t p = 0;
+    while (p < spec.size()) {
+      size_t q = spec.find(' ', p);
+      if (q == std::string::npos) q = spec.size();
+      if (q > p) words.push_back(spec.substr(p, q - p));
+      p = q + 1;
+    }
+    for (size_t i = 0; i + 3 < words.size(); i += 4) {
+      if (words[i] == "pubsub") {
+        hard = parse_int64(words[i + 1]).value_or(0);
+        soft = parse_int64(words[i + 2]).value_or(0);
+        soft_seconds = parse_int64(words[i + 3]).value_or(0);
+      }
+    }
+  }
+  for (auto& [id, cp] : clients_) {
+    Client& c = *cp;
+    if (c.subscriptions() == 0 || c.auto_read) continue;
+    bool over = false;
+    if (hard > 0 && c.unread_bytes >= hard) over = true;
+    if (soft > 0 && c.unread_bytes >= soft) {
+      if (c.soft_limit_since_us < 0) {
+        c.soft_limit_since_us = now_us;
+      } else if (now_us - c.soft_limit_since_us >= soft_seconds * 1000000) {
+        over = true;
+      }
+    } else {
+      c.soft_limit_since_us = -1;
+    }
+    if (over) close_client_later(id, "client-output-buffer-limit pubsub");
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Keyspace notifications: WATCH, blocking, expiry
+// ---------------------------------------------------------------------------------------
+
+void Server::touch_watched_key(int db, std::string_view key) {
+  if (watched_keys_.empty()) return;
+  auto it = watched_keys_.find(std::pair<int, std::string>{db, std::string(key)});
+  if (it == watched_keys_.end()) return;
+  for (ClientId id : it->second)
+    if (Client* c = client(id)) c->watch_dirty = true;
+}
+
+void Server::touch_all_watched_keys() {
+  for (auto& [key, ids] : watched_keys_) {
+    const Db& d = dbs_[static_cast<size_t>(key.first)];
+    if (!d.dict.count(key.second)) continue;
+    for (ClientId id : ids)
+      if (Client* c = client(id)) c->watch_dirty = true;
+  }
+}
+
+void Server::mark_key_ready(int db, std::string_view key) {
+  if (blocking_keys_.empty()) return;
+  std::pair<int, std::string> k{db, std::string(key)};
+  if (!blocking_keys_.count(k)) return;
+  if (std::find(ready_keys_.begin(), ready_keys_.end(), k) == ready_keys_.end())
+    ready_keys_.push_back(std::move(k));
+}
+
+void Server::expire_if_needed(Db& db, int db_index, std::string_view key, int64_t now_ms,
+                              TimeUs now_us) {
+  auto it = db.dict.find(key);
+  if (it == db.dict.end()) return;
+  if (it->second.expire_at_ms < 0 || now_ms <= it->second.expire_at_ms) return;
+  std::string name(key);
+  db.expires.erase({it->second.expire_at_ms, name});
+  db.dict.erase(it);
+  touch_watched_key(db_index, name);
+  if (observer) observer(ServerEvent{ServerEvent::Kind::KeyExpired, now_us, now_us, 0, name});
+}
+
+TimeUs Server::virtual_time_of_unix_ms(int64_t at_ms) const {
+  return at_ms * 1000 - options_.epoch_us - clock_offset_us_;
+}
+
+TimeUs Server::next_expiry_us() const {
+  TimeUs best = kNever;
+  for (const Db& d : dbs_) {
+    if (d.expires.empty()) continue;
+    // Redis treats a key as expired when now_ms > expire_at_ms.
+    int64_t at_ms = d.expires.begin()->first;
+    if (at_ms >= INT64_MAX / 1000 - 1) continue;
+    TimeUs t = virtual_time_of_unix_ms(at_ms + 1);
+    best = std::min(best, std::max(t, clock_us_));
+  }
+  return best;
+}
+
+void Server::expire_due(TimeUs now_us) {
+  int64_t now_ms = unix_ms(now_us);
+  for (size_t i = 0; i < dbs_.size(); i++) {
+    Db& d = dbs_[i];
+    // Bounded by the number of keys with a TTL.
+    while (!d.expires.empty() && d.expires.begin()->first < now_ms) {
+      std::string key = d.expires.begin()->second;
+      expire_if_needed(d, static_cast<int>(i), key, now_ms, now_us);
+    }
+  }
+}
+
+void Server::jump_clock(TimeUs delta_us, TimeUs now_us) {
+  clock_offset_us_ += delta_us;
+  if (observer)
+    observer(ServerEvent{ServerEvent::Kind::ClockJump, now_us, now_us, 0,
+                         std::to_string(delta_us / 1000) + " ms"});
+}
+
+TimeUs Server::next_block_timeout_us() const {
+  TimeUs best = kNever;
+  for (const auto& [id, c] : clients_)
+    if (c->blocked) best = std::min(best, c->block.timeout_at_us);
+  return best;
+}
+
+void Server::timeout_blocked(TimeUs now_us) {
+  for (auto& [id, c] : clients_) {
+    if (!c->blocked || c->block.timeout_at_us > now_us) continue;
+    Reply r = c->block.timeout_reply;
+    unblock(*c);
+    emit(id, now_us, std::move(r));
+  }
+}
+
+void Server::handle_ready_keys(TimeUs now_us) {
+  // Serving one waiter may make other keys ready (BLMOVE pushes elsewhere); bounded.
+  constexpr int kRoundsMax = 1000;
+  for (int round = 0; round < kRoundsMax && !ready_keys_.empty(); round++) {
+    auto ready = std::move(ready_keys_);
+    ready_keys_.clear();
+    for (const auto& key : ready) {
+      auto it = blocking_keys_.find(key);
+      if (it == blocking_keys_.end()) continue;
+      std::vector<ClientId> waiters = it->second;  // FIFO: first blocked, first served
+      for (ClientId id : waiters) {
+        Client* c = client(id);
+        if (!c || !c->blocked) continue;
+        const CommandSpec* spec = find_command(c->block.argv[0]);
+        assert(spec && "a blocked command is always a known command");
+        Argv argv = c->block.argv;
+        int saved_db = c->db;
+        c->db = c->block.db;
+        bool blocked = false;
+        run_command(*c, *spec, argv, now_us, nullptr, false, false, true, blocked);
+        c->db = saved_db;
+        if (!blocked) unblock(*c);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Dispatch
+// ---------------------------------------------------------------------------------------
+
+TimeUs Server::service_time(const CommandSpec& spec, const Argv& argv) const {
+  TimeUs t = spec.service_us > 0 ? spec.service_us : options_.service_us;
+  if (spec.name == "debug" && argv.size() >= 3 && equals_nocase(argv[1], "sleep")) {
+    // DEBUG SLEEP uses atof: garbage sleeps 0.
+    double secs = std::atof(argv[2].c_str());
+    if (std::isfinite(secs) && secs > 0 && secs < 1e6) t += static_cast<TimeUs>(secs * 1e6);
+  } else if (spec.name == "keys") {
+    // KEYS walks the whole keyspace: visibly slow on a big one.
+    size_t n = 0;
+    for (const Db& d : dbs_) n += d.dict.size();
+    t += static_cast<TimeUs>(n / 10);
+  }
+  return t;
+}
+
+void Server::run_command(Client& c, const CommandSpec& spec, const Argv& argv, TimeUs now_us,
+                         std::vector<Reply>* sink, bool in_exec, bool in_script, bool retrying,
+                         bool& blocked) {
+  Ctx ctx(*this, c, argv, spec, now_us, sink);
+  ctx.in_exec = in_exec;
+  ctx.in_script = in_script;
+  ctx.retrying = retrying;
+  TimeUs cost = service_time(spec, argv);
+  ctx.reply_at_us = now_us + cost;
+  spec.handler(ctx);
+  blocked = ctx.blocked_now;
+  commands_processed_++;
+  if (!in_exec && !in_script && !retrying) {
+    c.last_command = spec.name;
+    c.last_interaction_us = now_us;
+  }
+  // Slowlog: the modelled execution time.
+  int64_t threshold = config_int("slowlog-log-slower-than");
+  if (threshold >= 0 && cost >= threshold && !blocked && spec.name != "exec") {
+    SlowlogEntry e{slowlog_next_id_++, unix_us(now_us) / 1000000, cost, {}, c.address, c.name};
+    // slowlogCreateEntry: at most 32 arguments, each at most 128 bytes.
+    constexpr size_t kArgsMax = 32;
+    constexpr size_t kArgBytesMax = 128;
+    size_t n = std::min(argv.size(), kArgsMax);
+    for (size_t i = 0; i < n; i++) {
+      if (n != argv.size() && i == n - 1) {
+        e.argv.push_back("... (" + std::to_string(argv.size() - n + 1) + " more arguments)");
+      } else if (argv[i].size() > kArgBytesMax) {
+        e.argv.push_back(argv[i].substr(0, kArgBytesMax) + "... (" +
+                         std::to_string(argv[i].size() - kArgBytesMax) + " more bytes)");
+      } else {
+        e.argv.push_back(argv[i]);
+      }
+    }
+    slowlog_.push_front(std::move(e));
+    size_t max_len = static_cast<size_t>(std::max<int64_t>(0, config_int("slowlog-max-len")));
+    while (slowlog_.size() > max_len) slowlog_.pop_back();
+  }
+  if (observer && !in_exec && !in_script) {
+    std::string line;
+    for (size_t i = 0; i < argv.size() && i < 8; i++) {
+      if (i) line += ' ';
+      line += argv[i].size() > 64 ? argv[i].substr(0, 64) + "..." : argv[i];
+    }
+    observer(ServerEvent{ServerEvent::Kind::Command, now_us, now_us + cost, c.id, line});
+  }
+  if (!sink) busy_until_us_ = std::max(busy_until_us_, now_us + cost);
+}
+
+void Server::execute(Client& c, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink,
+                     bool in_exec, bool in_script) {
+  const CommandSpec* spec = find_command(argv[0]);
+  assert(spec && "EXEC and scripts check the command before executing it");
+  bool blocked = false;
+  run_command(c, *spec, argv, now_us, sink, in_exec, in_script, false, blocked);
+  assert(!blocked && "nothing blocks inside EXEC or a script");
+}
+
+namespace {
+
+std::string unknown_command_error(const Argv& argv) {
+  // processCommand: "unknown command '%.128s', with args beginning with: " + "'%.*s' "...
+  std::string name = argv[0].substr(0, 128);
+  std::string args;
+  for (size_t i = 1; i < argv.size() && args.size() < 128; i++) {
+    size_t room = 128 - args.size();
+    args += "'" + argv[i].substr(0, room) + "' ";
+  }
+  std::string msg = "ERR unknown command '" + name + "', with args beginning with: " + args;
+  // Error replies must not contain newlines (rejectCommand sanitizes them).
+  for (char& ch : msg)
+    if (ch == '\r' || ch == '\n') ch = ' ';
+  return msg;
+}
+
+}  // namespace
+
+void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink) {
+  TimeUs at = now_us + options_.service_us;
+  auto reject = [&](std::string msg) {
+    if (c.in_multi) c.multi_dirty = true;  // flagTransaction
+    if (sink) {
+      sink->push_back(Reply::error(std::move(msg)));
+    } else {
+      emit(c.id, at, Reply::error(std::move(msg)));
+    }
+    if (!sink) busy_until_us_ = std::max(busy_until_us_, at);
+  };
+  if (argv.empty()) return;  // an empty multibulk is ignored
+  const CommandSpec* spec = find_command(argv[0]);
+  if (!spec) return reject(unknown_command_error(argv));
+  int argc = static_cast<int>(argv.size());
+  if ((spec->arity > 0 && spec->arity != argc) || argc < -spec->arity) {
+    return reject("ERR wrong number of arguments for '" + spec->name + "' command");
+  }
+  if (running_ && !(spec->flags & kAllowBusy)) return reject(std::string(err::kBusy));
+  if (c.subscriptions() > 0 && !(spec->flags & kAllowInPubSub)) {
+    return reject("ERR Can't execute '" + spec->name +
+                  "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed "
+                  "in this context");
+  }
+  if (c.in_multi && spec->name != "exec" && spec->name != "discard" && spec->name != "multi" &&
+      spec->name != "watch" && spec->name != "quit" && spec->name != "reset") {
+    c.queued.push_back(argv);
+    if (sink) {
+      sink->push_back(Reply::status("QUEUED"));
+    } else {
+      emit(c.id, at, Reply::status("QUEUED"));
+      busy_until_us_ = std::max(busy_until_us_, at);
+    }
+    return;
+  }
+  bool blocked = false;
+  run_command(c, *spec, argv, now_us, sink, false, false, false, blocked);
+  handle_ready_keys(now_us);
+  if (c.close_after_reply) close_client_later(c.id, "QUIT");
+}
+
+// ---------------------------------------------------------------------------------------
+// Event-driven scheduling
+// ---------------------------------------------------------------------------------------
+
+void Server::submit(ClientId id, Argv argv, TimeUs arrive_us) {
+  if (!connected(id)) return;
+  queue_.push_back(Pending{id, std::move(argv), std::max(arrive_us, clock_us_)});
+}
+
+std::optional<size_t> Server::next_runnable() const {
+  // Commands of a blocked client wait behind its blocking command (as they do in Redis).
+  std::set<ClientId> passed;
+  for (size_t i = 0; i < queue_.size(); i++) {
+    ClientId id = queue_[i].client;
+    auto it = clients_.find(id);
+    if (it == clients_.end()) continue;
+    if (it->second->blocked || passed.count(id)) {
+      passed.insert(id);
+      continue;
+    }
+    return i;
+  }
+  return std::nullopt;
+}
+
+TimeUs Server::next_event_us() const {
+  TimeUs best = kNever;
+  if (running_) best = std::min(best, running_next_us_);
+  if (!running_) {
+    if (auto i = next_runnable()) best = std::min(best, std::max(queue_[*i].arrive_us, busy_until_us_));
+    best = std::min(best, next_expiry_us());
+  }
+  best = std::min(best, next_block_timeout_us());
+  if (!to_close_.empty()) best = std::min(best, clock_us_);
+  return best;
+}
+
+void Server::serve_pending(TimeUs now_us) {
+  auto i = next_runnable();
+  if (!i || queue_[*i].arrive_us > now_us || busy_until_us_ > now_us) return;
+  Pending p = std::move(queue_[*i]);
+  queue_.erase(queue_.begin() + static_cast<ptrdiff_t>(*i));
+  Client* c = client(p.client);
+  if (!c) return;
+  dispatch(*c, p.argv, now_us, nullptr);
+}
+
+void Server::serve_while_busy(TimeUs now_us) {
+  // processEventsWhileBlocked: past busy-reply-threshold, other clients are answered (BUSY,
+  // or SCRIPT KILL and the few commands allowed) while the script keeps running.
+  constexpr size_t kPerSliceMax = 10000;
+  for (size_t n = 0; n < kPerSliceMax; n++) {
+    size_t i = 0;
+    while (i < queue_.size() &&
+           (queue_[i].arrive_us > now_us || queue_[i].client == running_client_))
+      i++;
+    if (i >= queue_.size()) return;
+    Pending p = std::move(queue_[i]);
+    queue_.erase(queue_.begin() + static_cast<ptrdiff_t>(i));
+    Client* c = client(p.client);
+    if (!c) continue;
+    const CommandSpec* spec = p.argv.empty() ? nullptr : find_command(p.argv[0]);
+    if (spec && (spec->flags & kAllowBusy)) {
+      dispatch(*c, p.argv, now_us, nullptr);
+    } else if (!p.argv.empty()) {
+      if (c->in_multi) c->multi_dirty = true;
+      emit(c->id, now_us, Reply::error(std::string(err::kBusy)));
+    }
+  }
+}
+
+void Server::start_long_running(ClientId id, std::unique_ptr<LongRunning> job, TimeUs now_us) {
+  assert(!running_ && "one script at a time: the server is single-threaded");
+  running_ = std::move(job);
+  running_client_ = id;
+  running_started_us_ = now_us;
+  running_next_us_ = now_us;
+}
+
+void Server::resume_long_running(TimeUs now_us) {
+  constexpr TimeUs kSliceUs = 1000;
+  bool done = false;
+  TimeUs used = running_->resume(*this, now_us, kSliceUs, done);
+  assert(used >= 0);
+  TimeUs end = now_us + std::max<TimeUs>(used, 1);
+  if (done) {
+    running_.reset();
+    busy_until_us_ = std::max(busy_until_us_, end);
+    running_client_ = 0;
+    return;
+  }
+  running_next_us_ = end;
+  if (end - running_started_us_ >= busy_threshold_us()) {
+    if (observer && end - running_started_us_ - busy_threshold_us() < kSliceUs)
+      observer(ServerEvent{ServerEvent::Kind::ScriptBusy, end, end, running_client_,
+                           "script past busy-reply-threshold"});
+    serve_while_busy(end);
+  }
+}
+
+void Server::advance(TimeUs now_us) {
+  // Every iteration handles at least one event or stops; the bound is a safety net.
+  constexpr int64_t kEventsPerAdvanceMax = 50'000'000;
+  for (int64_t n = 0; n < kEventsPerAdvanceMax; n++) {
+    for (auto& [id, reason] : std::exchange(to_close_, {})) finish_close(id, clock_us_, reason);
+    TimeUs t = next_event_us();
+    if (t > now_us) break;
+    clock_us_ = std::max(clock_us_, t);
+    if (running_) {
+      if (running_next_us_ <= clock_us_) resume_long_running(clock_us_);
+      timeout_blocked(clock_us_);
+      continue;
+    }
+    expire_due(clock_us_);
+    timeout_blocked(clock_us_);
+    serve_pending(clock_us_);
+    check_output_limits(clock_us_);
+  }
+  for (auto& [id, reason] : std::exchange(to_close_, {})) finish_close(id, clock_us_, reason);
+  clock_us_ = std::max(clock_us_, now_us);
+}
+
+std::vector<Reply> Server::call_all(ClientId id, const Argv& argv) {
+  std::vector<Reply> result;
+  Client* c = client(id);
+  if (!c) return result;
+  size_t first = outputs_.size();
+  expire_due(clock_us_);
+  dispatch(*c, argv, clock_us_, nullptr);
+  // A script started by this call runs to its end (bounded: killed past the call limit).
+  TimeUs t = clock_us_;
+  while (running_) {
+    if (t - running_started_us_ > script_call_limit_us) running_->kill();
+    bool done = false;
+    TimeUs used = running_->resume(*this, t, 1000000, done);
+    t += std::max<TimeUs>(used, 1);
+    if (done) {
+      running_.reset();
+      running_client_ = 0;
+    }
+  }
+  busy_until_us_ = clock_us_;
+  for (size_t i = first; i < outputs_.size(); i++) {
+    if (outputs_[i].client == id) result.push_back(std::move(outputs_[i].reply));
+  }
+  outputs_.erase(std::remove_if(outputs_.begin() + static_cast<ptrdiff_t>(first), outputs_.end(),
+                                [id](const Output& o) { return o.client == id; }),
+                 outputs_.end());
+  for (auto& [cid, reason] : std::exchange(to_close_, {})) finish_close(cid, clock_us_, reason);
+  return result;
+}
+
+Reply Server::call(ClientId id, const Argv& argv) {
+  std::vector<Reply> all = call_all(id, argv);
+  if (all.empty()) return Reply::nil();
+  return std::move(all.front());
+}
+
+}  // namespace redlab::fake

@@ -1,0 +1,424 @@
+// The deterministic fake Redis server.
+//
+// Like the real one it is single-threaded: commands from all connections queue at the server
+// and are served one at a time, each taking a modelled service time of virtual time, so a
+// DEBUG SLEEP or a slow script delays everyone else. Nothing here reads the wall clock: the
+// host says what time it is (submit/advance), and the server reports what it sends and when
+// (take_outputs). Keys expire on the server's own clock (virtual time plus an offset that a
+// fault can jump), lazily on access and actively at the exact moment of expiry, so an expiry
+// shows on a timeline when it happens.
+//
+// Commands are a table (commands.cpp): name, arity, flags, handler. Arity, unknown commands,
+// MULTI queuing, pub/sub context and BUSY are checked once, in dispatch(), as processCommand
+// does in Redis; every error text lives in the err namespace below.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/core/reply.h"
+#include "sim/fake/types.h"
+
+namespace redlab::fake {
+
+using TimeUs = int64_t;
+using ClientId = int64_t;
+using Argv = std::vector<std::string>;
+
+inline constexpr TimeUs kNever = INT64_MAX;
+
+// One place for each error text (Redis 7.0 shared.* objects and addReplyError* strings).
+namespace err {
+inline constexpr std::string_view kWrongType =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr std::string_view kSyntax = "ERR syntax error";
+inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
+inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
+inline constexpr std::string_view kNoSuchKey = "ERR no such key";
+inline constexpr std::string_view kIndexOutOfRange = "ERR index out of range";
+inline constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
+inline constexpr std::string_view kExecAbort =
+    "EXECABORT Transaction discarded because of previous errors.";
+inline constexpr std::string_view kBusy =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+inline constexpr std::string_view kTimeoutNotFloat = "ERR timeout is not a float or out of range";
+inline constexpr std::string_view kTimeoutNegative = "ERR timeout is negative";
+}  // namespace err
+
+// Command flags (a subset of Redis' CMD_*).
+enum CommandFlag : uint32_t {
+  kWrite = 1u << 0,
+  kReadOnly = 1u << 1,
+  kAdmin = 1u << 2,
+  kPubSub = 1u << 3,
+  kNoScript = 1u << 4,   // not callable from Lua ("This Redis command is not allowed from script")
+  kAllowBusy = 1u << 5,  // runs while a script is past busy-reply-threshold
+  kBlocking = 1u << 6,
+  kFast = 1u << 7,
+  kNoMulti = 1u << 8,    // not queued by MULTI: executed (or refused) at once
+  kAllowInPubSub = 1u << 9,  // allowed in RESP2 subscriber context
+};
+
+class Server;
+struct Client;
+struct CommandSpec;
+class Ctx;
+
+using Handler = void (*)(Ctx&);
+
+struct CommandSpec {
+  std::string name;  // lower case
+  int arity = 0;     // negative: at least -arity arguments (the name counts)
+  uint32_t flags = 0;
+  Handler handler = nullptr;
+  int first_key = 0;  // key positions (0 = no keys), for scripts and future cluster logic
+  int last_key = 0;   // -1 = last argument
+  int key_step = 0;
+  TimeUs service_us = 0;  // 0 = the server's default service time
+};
+
+using CommandTable = std::unordered_map<std::string, CommandSpec, StringHash, std::equal_to<>>;
+
+// Registration, one function per command family (each in its own file).
+void register_string_commands(CommandTable& table);
+void register_key_commands(CommandTable& table);
+void register_server_commands(CommandTable& table);
+void register_multi_commands(CommandTable& table);
+void register_hash_commands(CommandTable& table);
+void register_list_commands(CommandTable& table);
+void register_set_commands(CommandTable& table);
+void register_zset_commands(CommandTable& table);
+void register_stream_commands(CommandTable& table);
+void register_pubsub_commands(CommandTable& table);
+void register_scripting_commands(CommandTable& table);
+
+// Why a client is blocked and how it is woken (BLPOP, BLMOVE, XREAD BLOCK ...). When one of
+// the keys becomes ready the command is run again from its argv; if it can serve now it
+// replies, otherwise it blocks again and keeps its place in the queue.
+struct BlockState {
+  int db = 0;
+  std::vector<std::string> keys;
+  TimeUs timeout_at_us = kNever;
+  Reply timeout_reply;
+  Argv argv;
+  std::shared_ptr<void> extra;  // command-specific state kept across wake-ups (e.g. XREAD ids)
+};
+
+struct Client {
+  ClientId id = 0;
+  std::string name;
+  int db = 0;
+  TimeUs created_us = 0;
+  TimeUs last_interaction_us = 0;
+  std::string last_command = "NULL";
+  std::string address;  // a made-up peer address for CLIENT LIST
+
+  bool in_multi = false;
+  bool multi_dirty = false;  // an error while queuing: EXEC answers EXECABORT
+  std::vector<Argv> queued;
+
+  std::vector<std::pair<int, std::string>> watched;
+  bool watch_dirty = false;
+
+  bool blocked = false;
+  BlockState block;
+
+  std::set<std::string, std::less<>> channels;
+  std::set<std::string, std::less<>> patterns;
+  size_t subscriptions() const { return channels.size() + patterns.size(); }
+
+  // Output buffer accounting (client-output-buffer-limit): bytes sent but not yet read.
+  bool auto_read = true;
+  int64_t unread_bytes = 0;
+  TimeUs soft_limit_since_us = -1;
+
+  bool close_after_reply = false;
+};
+
+// What the server sends: a reply or a push, stamped with when it leaves the server.
+struct Output {
+  ClientId client = 0;
+  TimeUs at_us = 0;
+  Reply reply;
+};
+
+// Things worth drawing on a timeline.
+struct ServerEvent {
+  enum class Kind : uint8_t { Command, KeyExpired, ClientClosed, ScriptBusy, ClockJump };
+  Kind kind = Kind::Command;
+  TimeUs at_us = 0;
+  TimeUs end_us = 0;
+  ClientId client = 0;
+  std::string detail;  // the command line, the expired key, why a client was closed
+};
+
+struct Db {
+  std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> dict;
+  std::set<std::pair<int64_t, std::string>, std::less<>> expires;  // (expire_at_ms, key)
+};
+
+// A command that takes many slices of virtual time (a Lua script). The server resumes it and,
+// once it has run past busy-reply-threshold, answers other clients with BUSY between slices.
+class LongRunning {
+ public:
+  virtual ~LongRunning() = default;
+  // Runs from now_us for at most budget_us of virtual time; returns the time used. Sets done
+  // when finished (its reply already sent through the server).
+  virtual TimeUs resume(Server& server, TimeUs now_us, TimeUs budget_us, bool& done) = 0;
+  // SCRIPT KILL: end at the next resume. Returns false when the script has written and can
+  // no longer be killed.
+  virtual bool kill() = 0;
+};
+
+struct ServerOptions {
+  std::string name = "redis";
+  // The server's unix time (us) at virtual time 0: a fixed date keeps runs reproducible.
+  TimeUs epoch_us = 1767225600LL * 1000000;  // 2026-01-01T00:00:00Z
+  TimeUs service_us = 2;                     // modelled time to serve one plain command
+  int databases = 16;
+};
+
+// Execution context of one command: who asked, when, and where replies go.
+class Ctx {
+ public:
+  Ctx(Server& s, Client& c, const Argv& a, const CommandSpec& spec, TimeUs now_us,
+      std::vector<Reply>* sink);
+
+  Server& server;
+  Client& client;
+  const Argv& argv;
+  const CommandSpec& cmd;
+  TimeUs now_us;   // virtual time the command runs at
+  int64_t now_ms;  // the server's unix time in ms at that moment (what expiry compares to)
+  bool in_exec = false;    // inside EXEC: blocking commands answer as if timed out
+  bool in_script = false;  // called from Lua
+  bool retrying = false;   // a blocked command run again because a key became ready
+  bool blocked_now = false;
+  TimeUs reply_at_us = 0;  // when the reply leaves the server (start + service time)
+
+  size_t argc() const { return argv.size(); }
+  const std::string& arg(size_t i) const { return argv[i]; }
+
+  void reply(Reply r);
+  void reply_ok() { reply(Reply::ok()); }
+  void reply_int(int64_t v) { reply(Reply::integer_reply(v)); }
+  void reply_bulk(std::string_view s) { reply(Reply::bulk(s)); }
+  void reply_nil() { reply(Reply::nil()); }
+  void reply_error(std::string_view msg) { reply(Reply::error(std::string(msg))); }
+  // "ERR unknown subcommand 'x'. Try CLIENT HELP."
+  void reply_unknown_subcommand();
+  // "ERR wrong number of arguments for 'client|id' command"
+  void reply_arity_error(std::string_view fullname);
+
+  bool can_block() const { return !in_exec && !in_script; }
+  // Blocks the client; no reply now. timeout_us = 0 waits forever.
+  void block(std::vector<std::string> keys, TimeUs timeout_us, Reply timeout_reply,
+             std::shared_ptr<void> extra = {});
+
+  Db& db();
+  // Lookups with lazy expiry. lookup_write is for commands about to modify the key.
+  Entry* lookup_read(std::string_view key);
+  Entry* lookup_write(std::string_view key) { return lookup_read(key); }
+  // Typed lookup: nullptr if missing; replies WRONGTYPE and sets wrong_type if another type.
+  template <typename T>
+  T* lookup_typed(std::string_view key, bool& wrong_type);
+  // Creates or replaces the value (clears any TTL unless keep_ttl).
+  Entry& set_key(std::string_view key, Value value, bool keep_ttl = false);
+  bool delete_key(std::string_view key);
+  void set_expire(std::string_view key, int64_t at_ms);
+  bool remove_expire(std::string_view key);
+  // Every write calls this: it invalidates WATCH and marks blocked waiters' keys ready.
+  void signal_modified(std::string_view key);
+  void signal_key_ready(std::string_view key);
+  // WATCH key for this client.
+  void server_watch(std::string_view key);
+
+  // Argument parsing that answers the error itself (Redis' ...OrReply); false = answered.
+  bool int_arg(size_t i, int64_t& out, std::string_view msg = err::kNotInteger);
+  bool double_arg(size_t i, double& out, std::string_view msg = err::kNotFloat);
+  // BLPOP-style timeout in seconds (float), into a relative timeout in us (0 = forever).
+  bool timeout_arg(size_t i, TimeUs& out);
+
+ private:
+  std::vector<Reply>* sink_;
+  friend class Server;
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options = {});
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  const ServerOptions& options() const { return options_; }
+
+  // ---- Connections ----
+  ClientId connect(TimeUs now_us);
+  void disconnect(ClientId id, TimeUs now_us);
+  bool connected(ClientId id) const { return clients_.count(id) != 0; }
+  Client* client(ClientId id);
+  const std::map<ClientId, std::unique_ptr<Client>>& clients() const { return clients_; }
+
+  // ---- Event-driven use (scenarios, the repl) ----
+  // A command arrives at the server at arrive_us (not before the last advance).
+  void submit(ClientId id, Argv argv, TimeUs arrive_us);
+  // The next virtual time at which the server has something to do, or kNever.
+  TimeUs next_event_us() const;
+  // Does everything due up to and including now_us.
+  void advance(TimeUs now_us);
+  // Replies and pushes produced so far, in the order they leave the server.
+  std::vector<Output> take_outputs();
+  bool has_outputs() const { return !outputs_.empty(); }
+  // Connections the server closed itself (CLIENT KILL, output buffer limits, QUIT).
+  std::vector<std::pair<ClientId, TimeUs>> take_closed();
+  // The client read `bytes` of its output (for client-output-buffer-limit).
+  void client_read(ClientId id, int64_t bytes);
+
+  // ---- Immediate use (benchmarks, unit tests, fuzzing) ----
+  // Runs one command now, at the current virtual time, and returns the caller's replies
+  // (several for SUBSCRIBE a b c). A script runs to its end, or is killed after
+  // script_call_limit_us of virtual time so that no input can hang the caller.
+  std::vector<Reply> call_all(ClientId id, const Argv& argv);
+  Reply call(ClientId id, const Argv& argv);
+
+  // ---- Clock ----
+  TimeUs clock_us() const { return clock_us_; }
+  // The server's unix time at virtual time t (includes clock offset and jumps).
+  int64_t unix_us(TimeUs t) const { return options_.epoch_us + t + clock_offset_us_; }
+  int64_t unix_ms(TimeUs t) const { return unix_us(t) / 1000; }
+  // A fault: the server's wall clock jumps by delta (keys may expire at once).
+  void jump_clock(TimeUs delta_us, TimeUs now_us);
+  // Virtual time at which the server's unix clock reads at_ms.
+  TimeUs virtual_time_of_unix_ms(int64_t at_ms) const;
+
+  // ---- Observer (the trace) ----
+  std::function<void(const ServerEvent&)> observer;
+
+  // ---- For command implementations ----
+  const CommandTable& commands() const { return commands_; }
+  const CommandSpec* find_command(std::string_view name) const;
+  std::vector<Db>& dbs() { return dbs_; }
+  // Runs a command for `client` at now_us with replies going to sink, applying the same
+  // checks as a command from the network (used by EXEC and by redis.call).
+  void execute(Client& client, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink,
+               bool in_exec, bool in_script);
+  // Sends a reply or push to a client at time at_us.
+  void emit(ClientId id, TimeUs at_us, Reply reply);
+  void expire_if_needed(Db& db, int db_index, std::string_view key, int64_t now_ms, TimeUs now_us);
+  void touch_watched_key(int db, std::string_view key);
+  void touch_all_watched_keys();
+  void watch_key(Client& c, std::string_view key);
+  void unwatch_all(Client& c);
+  void unblock(Client& c);
+  void close_client_later(ClientId id, const std::string& reason);
+  void start_long_running(ClientId id, std::unique_ptr<LongRunning> job, TimeUs now_us);
+  bool long_running_active() const { return running_ != nullptr; }
+  LongRunning* long_running() { return running_.get(); }
+  ClientId long_running_client() const { return running_client_; }
+  void mark_key_ready(int db, std::string_view key);
+
+  // Config (CONFIG GET/SET): canonical names, values as strings Redis prints.
+  std::map<std::string, std::string>& config() { return config_; }
+  int64_t config_int(std::string_view name) const;
+  TimeUs busy_threshold_us() const { return config_int("busy-reply-threshold") * 1000; }
+
+  // Slowlog and stats.
+  struct SlowlogEntry {
+    int64_t id;
+    int64_t unix_s;
+    int64_t duration_us;
+    Argv argv;
+    std::string peer;
+    std::string name;
+  };
+  std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
+  int64_t& slowlog_next_id() { return slowlog_next_id_; }
+  int64_t commands_processed() const { return commands_processed_; }
+
+  // Pub/sub registry (pubsub.cpp): subscribers per channel / pattern, in subscribe order.
+  std::map<std::string, std::vector<ClientId>, std::less<>> pubsub_channels;
+  std::map<std::string, std::vector<ClientId>, std::less<>> pubsub_patterns;
+
+  // Scripting state (scripting.cpp): opaque here.
+  std::shared_ptr<void> scripting_state;
+
+  // Bounds (TigerBeetle style: everything has a limit).
+  TimeUs script_call_limit_us = 60LL * 1000 * 1000;  // call(): a script is killed past this
+  static constexpr size_t kSlowlogMaxLenLimit = 100000;
+
+ private:
+  struct Pending {
+    ClientId client;
+    Argv argv;
+    TimeUs arrive_us;
+  };
+  void dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink);
+  void run_command(Client& c, const CommandSpec& spec, const Argv& argv, TimeUs now_us,
+                   std::vector<Reply>* sink, bool in_exec, bool in_script, bool retrying,
+                   bool& blocked);
+  TimeUs service_time(const CommandSpec& spec, const Argv& argv) const;
+  void handle_ready_keys(TimeUs now_us);
+  void expire_due(TimeUs now_us);
+  void timeout_blocked(TimeUs now_us);
+  TimeUs next_expiry_us() const;
+  TimeUs next_block_timeout_us() const;
+  std::optional<size_t> next_runnable() const;
+  void serve_pending(TimeUs now_us);
+  void serve_while_busy(TimeUs now_us);
+  void resume_long_running(TimeUs now_us);
+  void check_output_limits(TimeUs now_us);
+  void finish_close(ClientId id, TimeUs now_us, const std::string& reason);
+
+  ServerOptions options_;
+  CommandTable commands_;
+  std::vector<Db> dbs_;
+  std::map<ClientId, std::unique_ptr<Client>> clients_;
+  ClientId next_client_id_ = 3;  // real Redis 7 hands its first connection id 3 or so
+  std::deque<Pending> queue_;
+  std::vector<Output> outputs_;
+  std::vector<std::pair<ClientId, TimeUs>> closed_;
+  std::vector<std::pair<ClientId, std::string>> to_close_;
+  TimeUs clock_us_ = 0;
+  TimeUs busy_until_us_ = 0;
+  TimeUs clock_offset_us_ = 0;
+  // WATCH registry: (db, key) -> watching clients.
+  std::map<std::pair<int, std::string>, std::vector<ClientId>, std::less<>> watched_keys_;
+  // Blocking registry: (db, key) -> blocked clients in the order they blocked.
+  std::map<std::pair<int, std::string>, std::vector<ClientId>, std::less<>> blocking_keys_;
+  std::vector<std::pair<int, std::string>> ready_keys_;
+  std::unique_ptr<LongRunning> running_;
+  ClientId running_client_ = 0;
+  TimeUs running_started_us_ = 0;
+  TimeUs running_next_us_ = 0;
+  std::map<std::string, std::string> config_;
+  std::deque<SlowlogEntry> slowlog_;
+  int64_t slowlog_next_id_ = 0;
+  int64_t commands_processed_ = 0;
+  friend class Ctx;
+};
+
+template <typename T>
+T* Ctx::lookup_typed(std::string_view key, bool& wrong_type) {
+  wrong_type = false;
+  Entry* e = lookup_read(key);
+  if (!e) return nullptr;
+  T* v = std::get_if<T>(&e->value.data);
+  if (!v) {
+    wrong_type = true;
+    reply_error(err::kWrongType);
+  }
+  return v;
+}
+
+}  // namespace redlab::fake

@@ -1,0 +1,8 @@
+// hash commands: not implemented yet.
+#include "sim/fake/server.h"
+
+namespace redlab::fake {
+
+void register_hash_commands(CommandTable& table) { (void)table; }
+
+}  // namespace redlab::fake

@@ -1,0 +1,8 @@
+// list commands: not implemented yet.
+#include "sim/fake/server.h"
+
+namespace redlab::fake {
+
+void register_list_commands(CommandTable& table) { (void)table; }
+
+}  // namespace redlab::fake

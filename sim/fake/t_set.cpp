@@ -1,0 +1,8 @@
+// set commands: not implemented yet.
+#include "sim/fake/server.h"
+
+namespace redlab::fake {
+
+void register_set_commands(CommandTable& table) { (void)table; }
+
+}  // namespace redlab::fake

@@ -1,0 +1,8 @@
+// stream commands: not implemented yet.
+#include "sim/fake/server.h"
+
+namespace redlab::fake {
+
+void register_stream_commands(CommandTable& table) { (void)table; }
+
+}  // namespace redlab::fake

@@ -1,0 +1,206 @@
+#include "sim/fake/util.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace redlab::fake {
+
+std::optional<int64_t> parse_int64(std::string_view s) {
+  // Mirrors util.c string2ll.
+  if (s.empty() || s.size() >= 21) return std::nullopt;
+  size_t p = 0;
+  bool negative = false;
+  if (s.size() == 1 && s[0] == '0') return 0;
+  if (s[0] == '-') {
+    negative = true;
+    p++;
+    if (p == s.size()) return std::nullopt;
+  }
+  if (s[p] < '1' || s[p] > '9') return std::nullopt;
+  uint64_t v = static_cast<uint64_t>(s[p] - '0');
+  p++;
+  for (; p < s.size(); p++) {
+    if (s[p] < '0' || s[p] > '9') return std::nullopt;
+    if (v > UINT64_MAX / 10) return std::nullopt;
+    v *= 10;
+    uint64_t d = static_cast<uint64_t>(s[p] - '0');
+    if (v > UINT64_MAX - d) return std::nullopt;
+    v += d;
+  }
+  if (negative) {
+    if (v > static_cast<uint64_t>(INT64_MAX) + 1) return std::nullopt;
+    return static_cast<int64_t>(0 - v);
+  }
+  if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  if (s.empty() || s.size() > 5 * 1024) return std::nullopt;
+  std::string buf(s);
+  if (std::memchr(buf.data(), '\0', buf.size())) return std::nullopt;
+  if (std::isspace(static_cast<unsigned char>(buf[0]))) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(buf.c_str(), &end);
+  if (end != buf.c_str() + buf.size()) return std::nullopt;
+  if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || std::fpclassify(v) == FP_ZERO))
+    return std::nullopt;
+  if (std::isnan(v)) return std::nullopt;
+  return v;
+}
+
+std::string format_double(double d) {
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%.17g", d);
+  return buf;
+}
+
+std::string format_long_double(long double d) {
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[5 * 1024];
+  int len = std::snprintf(buf, sizeof buf, "%.17Lf", d);
+  if (len < 0) return "0";
+  std::string out(buf, static_cast<size_t>(len));
+  if (out.find('.') != std::string::npos) {
+    while (!out.empty() && out.back() == '0') out.pop_back();
+    if (!out.empty() && out.back() == '.') out.pop_back();
+  }
+  if (out == "-0") out = "0";
+  return out;
+}
+
+namespace {
+
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+// util.c stringmatchlen_impl, with its recursion bounded the same way (skipLongerMatches).
+bool match_impl(const char* pattern, size_t plen, const char* str, size_t slen, bool nocase,
+                bool* skip_longer, int nesting) {
+  if (nesting > 1000) return false;
+  while (plen && slen) {
+    switch (pattern[0]) {
+      case '*':
+        while (plen > 1 && pattern[1] == '*') {
+          pattern++;
+          plen--;
+        }
+        if (plen == 1) return true;
+        while (slen) {
+          if (match_impl(pattern + 1, plen - 1, str, slen, nocase, skip_longer, nesting + 1))
+            return true;
+          if (*skip_longer) return false;
+          str++;
+          slen--;
+        }
+        *skip_longer = true;
+        return false;
+      case '?':
+        str++;
+        slen--;
+        break;
+      case '[': {
+        pattern++;
+        plen--;
+        bool negate = plen && pattern[0] == '^';
+        if (negate) {
+          pattern++;
+          plen--;
+        }
+        bool matched = false;
+        while (true) {
+          if (plen == 0) break;
+          if (pattern[0] == '\\' && plen >= 2) {
+            pattern++;
+            plen--;
+            if (pattern[0] == str[0]) matched = true;
+          } else if (pattern[0] == ']') {
+            break;
+          } else if (plen >= 3 && pattern[1] == '-') {
+            char start = pattern[0];
+            char end = pattern[2];
+            char c = str[0];
+            if (start > end) std::swap(start, end);
+            if (nocase) {
+              start = lower(start);
+              end = lower(end);
+              c = lower(c);
+            }
+            pattern += 2;
+            plen -= 2;
+            if (c >= start && c <= end) matched = true;
+          } else {
+            if (!nocase) {
+              if (pattern[0] == str[0]) matched = true;
+            } else if (lower(pattern[0]) == lower(str[0])) {
+              matched = true;
+            }
+          }
+          pattern++;
+          plen--;
+        }
+        if (plen == 0) {  // "[" without "]": the pattern ran out.
+          pattern--;
+          plen++;
+        }
+        if (negate) matched = !matched;
+        if (!matched) return false;
+        str++;
+        slen--;
+        break;
+      }
+      case '\\':
+        if (plen >= 2) {
+          pattern++;
+          plen--;
+        }
+        [[fallthrough]];
+      default:
+        if (!nocase) {
+          if (pattern[0] != str[0]) return false;
+        } else if (lower(pattern[0]) != lower(str[0])) {
+          return false;
+        }
+        str++;
+        slen--;
+        break;
+    }
+    pattern++;
+    plen--;
+    if (slen == 0) {
+      while (plen && *pattern == '*') {
+        pattern++;
+        plen--;
+      }
+      break;
+    }
+  }
+  return plen == 0 && slen == 0;
+}
+
+}  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view str, bool nocase) {
+  bool skip_longer = false;
+  return match_impl(pattern.data(), pattern.size(), str.data(), str.size(), nocase, &skip_longer,
+                    0);
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = lower(c);
+  return out;
+}
+
+bool equals_nocase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++)
+    if (lower(a[i]) != lower(b[i])) return false;
+  return true;
+}
+
+}  // namespace redlab::fake
