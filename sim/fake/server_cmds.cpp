@@ -347,12 +347,15 @@ void config_command(Ctx& c) {
 void slowlog_command(Ctx& c) {
   const std::string& sub = c.arg(1);
   auto& log = c.server.slowlog();
-  if (equals_nocase(sub, "len") && c.argc() == 2) {
+  if (equals_nocase(sub, "len")) {
+    if (c.argc() != 2) return c.reply_arity_error("slowlog|len");
     c.reply_int(static_cast<int64_t>(log.size()));
-  } else if (equals_nocase(sub, "reset") && c.argc() == 2) {
+  } else if (equals_nocase(sub, "reset")) {
+    if (c.argc() != 2) return c.reply_arity_error("slowlog|reset");
     log.clear();
     c.reply_ok();
-  } else if (equals_nocase(sub, "get") && (c.argc() == 2 || c.argc() == 3)) {
+  } else if (equals_nocase(sub, "get")) {
+    if (c.argc() > 3) return c.reply_arity_error("slowlog|get");
     int64_t count = 10;
     if (c.argc() == 3) {
       auto n = parse_int64(c.arg(2));
@@ -370,9 +373,6 @@ void slowlog_command(Ctx& c) {
                                            Reply::bulk(e.peer), Reply::bulk(e.name)}));
     }
     c.reply(std::move(out));
-  } else if (equals_nocase(sub, "help") && c.argc() == 2) {
-    c.reply(Reply::array({Reply::status("SLOWLOG <subcommand> [<arg> [value] [opt] ...]. "
-                                        "Subcommands are:")}));
   } else {
     c.reply_unknown_subcommand();
   }

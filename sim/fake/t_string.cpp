@@ -286,14 +286,14 @@ void incrbyfloat_command(Ctx& c) {
   if (e) {
     const std::string* s = std::get_if<std::string>(&e->value.data);
     if (!s) return c.reply_error(err::kWrongType);
-    auto v = parse_double(*s);
+    auto v = parse_long_double(*s);
     if (!v) return c.reply_error(err::kNotFloat);
     value = *v;
   }
-  auto incr = parse_double(c.arg(2));
+  auto incr = parse_long_double(c.arg(2));
   if (!incr) return c.reply_error(err::kNotFloat);
   value += *incr;
-  if (std::isnan(static_cast<double>(value)) || std::isinf(static_cast<double>(value)))
+  if (std::isnan(value) || std::isinf(value))
     return c.reply_error("ERR increment would produce NaN or Infinity");
   std::string text = format_long_double(value);
   if (e) {

@@ -53,6 +53,19 @@ std::optional<double> parse_double(std::string_view s) {
   return v;
 }
 
+std::optional<long double> parse_long_double(std::string_view s) {
+  // util.c string2ld: at most 5k bytes, no leading blank, all consumed, no NaN.
+  if (s.empty() || s.size() >= 5 * 1024) return std::nullopt;
+  std::string buf(s);
+  if (std::memchr(buf.data(), '\0', buf.size())) return std::nullopt;
+  if (std::isspace(static_cast<unsigned char>(buf[0]))) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long double v = std::strtold(buf.c_str(), &end);
+  if (end != buf.c_str() + buf.size() || errno == ERANGE || std::isnan(v)) return std::nullopt;
+  return v;
+}
+
 std::string format_double(double d) {
   if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
   char buf[128];

@@ -14,6 +14,8 @@ std::optional<int64_t> parse_int64(std::string_view s);
 // string2ld/strtod as getDoubleFromObject uses it: no leading blank, whole string consumed,
 // no NaN; "inf" and "-inf" accepted.
 std::optional<double> parse_double(std::string_view s);
+// string2ld as INCRBYFLOAT/HINCRBYFLOAT parse (strtold, long double precision).
+std::optional<long double> parse_long_double(std::string_view s);
 // A double as Redis 7.0 replies it (RESP2 addReplyDouble: "%.17g", inf/-inf).
 std::string format_double(double d);
 // A double as INCRBYFLOAT/HINCRBYFLOAT store it ("%.17Lf" with trailing zeros trimmed).
