@@ -35,9 +35,9 @@ TEST(Reply, RespEncoding) {
 }
 
 TEST(SplitArgs, QuotingRules) {
-  auto a = split_args(R"(set "a b" 'c\'d' "\x41\n" x"y"z)");
+  auto a = split_args(R"(set "a b" 'c\'d' "\x41\n" x"y")");
   ASSERT_TRUE(a);
-  EXPECT_EQ(*a, (std::vector<std::string>{"set", "a b", "c'd", "A\n", "xyz"}));
+  EXPECT_EQ(*a, (std::vector<std::string>{"set", "a b", "c'd", "A\n", "xy"}));
   EXPECT_FALSE(split_args("\"abc"));
   EXPECT_FALSE(split_args("\"abc\"x"));
   EXPECT_FALSE(split_args("'abc"));
