@@ -22,6 +22,8 @@
 #include <optional>
 #include <thread>
 
+#include <unistd.h>
+
 #include "real/redis_conn.h"
 #include "sim/core/cmdline.h"
 #include "sim/core/reply.h"
@@ -327,8 +329,12 @@ int run_repl(const ReplOptions& options, std::istream& in, std::ostream& out, st
     backend = std::move(b);
   }
   Repl repl(*backend, options, out);
+  // A prompt only for a person at a terminal; piped input gets redis-cli's bare output.
+  bool interactive = &in == &std::cin && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
   std::string line;
-  while (std::getline(in, line)) {
+  while (true) {
+    if (interactive) out << "redlab> " << std::flush;
+    if (!std::getline(in, line)) break;
     if (!repl.line(line)) break;
   }
   out.flush();

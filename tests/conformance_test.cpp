@@ -67,6 +67,16 @@ bool port_open(int port) {
 class RedisServer {
  public:
   RedisServer() {
+    // Another test may take the free port between our probe and the server's bind: retry.
+    constexpr int kAttemptsMax = 5;
+    for (int attempt = 0; attempt < kAttemptsMax && !start(); attempt++) stop();
+  }
+  ~RedisServer() { stop(); }
+  bool up() const { return pid_ > 0 && port_open(port_); }
+  int port() const { return port_; }
+
+ private:
+  bool start() {
     port_ = free_port();
     dir_ = fs::temp_directory_path() / ("redlab-conf-" + std::to_string(getpid()) + "-" +
                                         std::to_string(port_));
@@ -79,22 +89,28 @@ class RedisServer {
              dir_.c_str(), "--logfile", (dir_ / "redis.log").c_str(), nullptr);
       _exit(127);
     }
-    for (int i = 0; i < 200 && !port_open(port_); i++)
+    for (int i = 0; i < 300; i++) {
+      int status;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;  // exited: port taken, or redis-server missing
+        return false;
+      }
+      if (port_open(port_)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
   }
-  ~RedisServer() {
+  void stop() {
     if (pid_ > 0) {
       kill(pid_, SIGTERM);
       int status;
       waitpid(pid_, &status, 0);
+      pid_ = -1;
     }
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
-  bool up() const { return port_open(port_); }
-  int port() const { return port_; }
 
- private:
   int port_ = 0;
   pid_t pid_ = -1;
   fs::path dir_;
