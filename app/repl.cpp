@@ -131,7 +131,8 @@ class FakeBackend : public Backend {
         target = std::min(target, deadline);
       }
       int64_t wait = target - now_us();
-      if (wait > 0) std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(wait, 100000)));
+      if (wait > 0)
+        std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(wait, 100000)));
     }
   }
   void close(const std::string& conn) override {
@@ -152,8 +153,8 @@ class FakeBackend : public Backend {
     return o;
   }
   int64_t now_us() const {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::steady_clock::now() - start_)
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                 start_)
         .count();
   }
   void pump() {

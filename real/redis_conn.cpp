@@ -13,18 +13,24 @@ namespace {
 
 Reply convert(const redisReply* r) {
   switch (r->type) {
-    case REDIS_REPLY_STATUS: return Reply::status(std::string(r->str, r->len));
-    case REDIS_REPLY_ERROR: return Reply::error(std::string(r->str, r->len));
-    case REDIS_REPLY_INTEGER: return Reply::integer_reply(r->integer);
-    case REDIS_REPLY_STRING: return Reply::bulk(std::string(r->str, r->len));
-    case REDIS_REPLY_NIL: return Reply::nil();
+    case REDIS_REPLY_STATUS:
+      return Reply::status(std::string(r->str, r->len));
+    case REDIS_REPLY_ERROR:
+      return Reply::error(std::string(r->str, r->len));
+    case REDIS_REPLY_INTEGER:
+      return Reply::integer_reply(r->integer);
+    case REDIS_REPLY_STRING:
+      return Reply::bulk(std::string(r->str, r->len));
+    case REDIS_REPLY_NIL:
+      return Reply::nil();
     case REDIS_REPLY_ARRAY: {
       Reply out = Reply::array();
       out.elements.reserve(r->elements);
       for (size_t i = 0; i < r->elements; i++) out.elements.push_back(convert(r->element[i]));
       return out;
     }
-    default: return Reply::error("redlab: unsupported reply type");
+    default:
+      return Reply::error("redlab: unsupported reply type");
   }
 }
 
@@ -107,14 +113,15 @@ Connection::~Connection() {
   if (ctx_) redisFree(ctx_);
 }
 
-int Connection::fd() const { return ctx_ ? ctx_->fd : -1; }
+int Connection::fd() const {
+  return ctx_ ? ctx_->fd : -1;
+}
 
 std::unique_ptr<Connection> Connection::open(const Endpoint& ep, int timeout_ms,
                                              std::string& error) {
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-  redisContext* c = ep.unix_path.empty()
-                        ? redisConnectWithTimeout(ep.host.c_str(), ep.port, tv)
-                        : redisConnectUnixWithTimeout(ep.unix_path.c_str(), tv);
+  redisContext* c = ep.unix_path.empty() ? redisConnectWithTimeout(ep.host.c_str(), ep.port, tv)
+                                         : redisConnectUnixWithTimeout(ep.unix_path.c_str(), tv);
   if (!c) {
     error = "out of memory";
     return nullptr;

@@ -2,7 +2,8 @@
 // against a private redis-server (started here on a free loopback port, one per script, so
 // no state leaks between scripts) and against the fake; the printed bytes must be identical.
 //
-// A script named cli_*.redis (plain commands only: no comments, no meta lines) is also run through the real `redis-cli
+// A script named cli_*.redis (plain commands only: no comments, no meta lines) is also run through
+// the real `redis-cli
 // --no-raw` against the real server and must print what `redlab repl` prints: that checks our
 // reply formatting against the reference, not only the fake against the server.
 #include <arpa/inet.h>
@@ -78,8 +79,8 @@ class RedisServer {
  private:
   bool start() {
     port_ = free_port();
-    dir_ = fs::temp_directory_path() / ("redlab-conf-" + std::to_string(getpid()) + "-" +
-                                        std::to_string(port_));
+    dir_ = fs::temp_directory_path() /
+           ("redlab-conf-" + std::to_string(getpid()) + "-" + std::to_string(port_));
     fs::create_directories(dir_);
     pid_ = fork();
     if (pid_ == 0) {
@@ -160,9 +161,9 @@ TEST_P(Conformance, FakeRepliesMatchRedisServer) {
   ASSERT_TRUE(server.up()) << "redis-server did not start (is it installed? script/bootstrap "
                               "installs it)";
   std::string repl = std::string(REDLAB_BINARY) + " repl --echo --reply-timeout-ms 10000";
-  std::string real = run_capture(repl + " --backend redis://127.0.0.1:" +
-                                 std::to_string(server.port()) + " < " + script.string() +
-                                 " 2>&1");
+  std::string real =
+      run_capture(repl + " --backend redis://127.0.0.1:" + std::to_string(server.port()) + " < " +
+                  script.string() + " 2>&1");
   std::string fake = run_capture(repl + " --backend fake < " + script.string() + " 2>&1");
   size_t commands = 0;
   for (const auto& l : lines_of(real))
@@ -176,9 +177,10 @@ TEST_P(Conformance, FakeRepliesMatchRedisServer) {
     run_capture("redis-cli -p " + port + " FLUSHALL > /dev/null 2>&1");
     std::string cli = run_capture("redis-cli --no-raw -p " + port + " < " + script.string());
     run_capture("redis-cli -p " + port + " FLUSHALL > /dev/null 2>&1");
-    std::string ours = run_capture(std::string(REDLAB_BINARY) +
-                                   " repl --reply-timeout-ms 10000 --backend redis://127.0.0.1:" +
-                                   port + " < " + script.string());
+    std::string ours =
+        run_capture(std::string(REDLAB_BINARY) +
+                    " repl --reply-timeout-ms 10000 --backend redis://127.0.0.1:" + port + " < " +
+                    script.string());
     EXPECT_EQ(cli, ours) << "redlab repl prints differently from redis-cli --no-raw\n"
                          << first_difference(cli, ours);
   }

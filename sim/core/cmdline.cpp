@@ -39,12 +39,24 @@ std::optional<std::vector<std::string>> split_args(std::string_view input) {
         } else if (c == '\\' && at(p + 1) != '\0') {
           p++;
           switch (at(p)) {
-            case 'n': current += '\n'; break;
-            case 'r': current += '\r'; break;
-            case 't': current += '\t'; break;
-            case 'b': current += '\b'; break;
-            case 'a': current += '\a'; break;
-            default: current += at(p); break;
+            case 'n':
+              current += '\n';
+              break;
+            case 'r':
+              current += '\r';
+              break;
+            case 't':
+              current += '\t';
+              break;
+            case 'b':
+              current += '\b';
+              break;
+            case 'a':
+              current += '\a';
+              break;
+            default:
+              current += at(p);
+              break;
           }
         } else if (c == '"') {
           if (at(p + 1) != '\0' && !is_blank(at(p + 1))) return std::nullopt;
@@ -72,10 +84,18 @@ std::optional<std::vector<std::string>> split_args(std::string_view input) {
           case '\n':
           case '\r':
           case '\t':
-          case '\0': done = true; break;
-          case '"': in_double = true; break;
-          case '\'': in_single = true; break;
-          default: current += c; break;
+          case '\0':
+            done = true;
+            break;
+          case '"':
+            in_double = true;
+            break;
+          case '\'':
+            in_single = true;
+            break;
+          default:
+            current += c;
+            break;
         }
       }
       if (at(p) != '\0') p++;

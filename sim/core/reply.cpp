@@ -53,13 +53,27 @@ std::string quote_repr(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
       default:
         // isprint() in the C locale, as redis-cli runs.
         if (c >= 0x20 && c <= 0x7e) {
@@ -130,12 +144,22 @@ void format_tty(std::string& out, const Reply& r, const std::string& prefix) {
 
 void format_short_into(std::string& out, const Reply& r) {
   switch (r.kind) {
-    case Reply::Kind::Error: out += "(error) " + r.str; return;
-    case Reply::Kind::Status: out += r.str; return;
-    case Reply::Kind::Integer: out += "(integer) " + std::to_string(r.integer); return;
-    case Reply::Kind::Bulk: out += quote_repr(r.str); return;
+    case Reply::Kind::Error:
+      out += "(error) " + r.str;
+      return;
+    case Reply::Kind::Status:
+      out += r.str;
+      return;
+    case Reply::Kind::Integer:
+      out += "(integer) " + std::to_string(r.integer);
+      return;
+    case Reply::Kind::Bulk:
+      out += quote_repr(r.str);
+      return;
     case Reply::Kind::Nil:
-    case Reply::Kind::NilArray: out += "(nil)"; return;
+    case Reply::Kind::NilArray:
+      out += "(nil)";
+      return;
     case Reply::Kind::Array:
       out += '[';
       for (size_t k = 0; k < r.elements.size(); k++) {

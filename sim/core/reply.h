@@ -18,7 +18,7 @@ struct Reply {
 
   Kind kind = Kind::Nil;
   int64_t integer = 0;
-  std::string str;  // Status, Error, Bulk
+  std::string str;              // Status, Error, Bulk
   std::vector<Reply> elements;  // Array
 
   static Reply status(std::string s) { return Reply{Kind::Status, 0, std::move(s), {}}; }

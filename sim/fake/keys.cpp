@@ -101,10 +101,18 @@ void expire_generic(Ctx& c, int64_t basetime_ms, bool seconds) {
   c.reply_int(1);
 }
 
-void expire_command(Ctx& c) { expire_generic(c, c.now_ms, true); }
-void pexpire_command(Ctx& c) { expire_generic(c, c.now_ms, false); }
-void expireat_command(Ctx& c) { expire_generic(c, 0, true); }
-void pexpireat_command(Ctx& c) { expire_generic(c, 0, false); }
+void expire_command(Ctx& c) {
+  expire_generic(c, c.now_ms, true);
+}
+void pexpire_command(Ctx& c) {
+  expire_generic(c, c.now_ms, false);
+}
+void expireat_command(Ctx& c) {
+  expire_generic(c, 0, true);
+}
+void pexpireat_command(Ctx& c) {
+  expire_generic(c, 0, false);
+}
 
 void ttl_generic(Ctx& c, bool output_ms) {
   Entry* e = c.lookup_read(c.arg(1));
@@ -115,8 +123,12 @@ void ttl_generic(Ctx& c, bool output_ms) {
   c.reply_int(output_ms ? ttl : (ttl + 500) / 1000);
 }
 
-void ttl_command(Ctx& c) { ttl_generic(c, false); }
-void pttl_command(Ctx& c) { ttl_generic(c, true); }
+void ttl_command(Ctx& c) {
+  ttl_generic(c, false);
+}
+void pttl_command(Ctx& c) {
+  ttl_generic(c, true);
+}
 
 void expiretime_generic(Ctx& c, bool output_ms) {
   Entry* e = c.lookup_read(c.arg(1));
@@ -125,8 +137,12 @@ void expiretime_generic(Ctx& c, bool output_ms) {
   c.reply_int(output_ms ? e->expire_at_ms : e->expire_at_ms / 1000);
 }
 
-void expiretime_command(Ctx& c) { expiretime_generic(c, false); }
-void pexpiretime_command(Ctx& c) { expiretime_generic(c, true); }
+void expiretime_command(Ctx& c) {
+  expiretime_generic(c, false);
+}
+void pexpiretime_command(Ctx& c) {
+  expiretime_generic(c, true);
+}
 
 void persist_command(Ctx& c) {
   Entry* e = c.lookup_write(c.arg(1));

@@ -20,7 +20,9 @@ void ping_command(Ctx& c) {
   c.reply(Reply::status("PONG"));
 }
 
-void echo_command(Ctx& c) { c.reply_bulk(c.arg(1)); }
+void echo_command(Ctx& c) {
+  c.reply_bulk(c.arg(1));
+}
 
 void select_command(Ctx& c) {
   int64_t id;
@@ -71,8 +73,8 @@ void flushdb_command(Ctx& c) {
 
 void time_command(Ctx& c) {
   int64_t us = c.server.unix_us(c.now_us);
-  c.reply(Reply::array({Reply::bulk(std::to_string(us / 1000000)),
-                        Reply::bulk(std::to_string(us % 1000000))}));
+  c.reply(Reply::array(
+      {Reply::bulk(std::to_string(us / 1000000)), Reply::bulk(std::to_string(us % 1000000))}));
 }
 
 std::string client_line(Ctx& c, const Client& cl) {
@@ -83,10 +85,10 @@ std::string client_line(Ctx& c, const Client& cl) {
   if (cl.blocked) flags += 'b';
   if (cl.subscriptions()) flags += 'P';
   if (flags.empty()) flags = "N";
-  return "id=" + std::to_string(cl.id) + " addr=" + cl.address + " laddr=10.0.0.1:6379 fd=" +
-         std::to_string(cl.id + 5) + " name=" + cl.name + " age=" + std::to_string(age) +
-         " idle=" + std::to_string(idle) + " flags=" + flags + " db=" + std::to_string(cl.db) +
-         " sub=" + std::to_string(cl.channels.size()) +
+  return "id=" + std::to_string(cl.id) + " addr=" + cl.address +
+         " laddr=10.0.0.1:6379 fd=" + std::to_string(cl.id + 5) + " name=" + cl.name +
+         " age=" + std::to_string(age) + " idle=" + std::to_string(idle) + " flags=" + flags +
+         " db=" + std::to_string(cl.db) + " sub=" + std::to_string(cl.channels.size()) +
          " psub=" + std::to_string(cl.patterns.size()) + " ssub=0 multi=" +
          std::to_string(cl.in_multi ? static_cast<int64_t>(cl.queued.size()) : -1) +
          " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=" +
@@ -215,14 +217,22 @@ std::optional<int64_t> parse_memory(std::string_view s) {
   if (!n) return std::nullopt;
   std::string unit = to_lower(s.substr(i));
   int64_t mul = 1;
-  if (unit.empty() || unit == "b") mul = 1;
-  else if (unit == "k") mul = 1000;
-  else if (unit == "kb") mul = 1024;
-  else if (unit == "m") mul = 1000 * 1000;
-  else if (unit == "mb") mul = 1024 * 1024;
-  else if (unit == "g") mul = 1000LL * 1000 * 1000;
-  else if (unit == "gb") mul = 1024LL * 1024 * 1024;
-  else return std::nullopt;
+  if (unit.empty() || unit == "b")
+    mul = 1;
+  else if (unit == "k")
+    mul = 1000;
+  else if (unit == "kb")
+    mul = 1024;
+  else if (unit == "m")
+    mul = 1000 * 1000;
+  else if (unit == "mb")
+    mul = 1024 * 1024;
+  else if (unit == "g")
+    mul = 1000LL * 1000 * 1000;
+  else if (unit == "gb")
+    mul = 1024LL * 1024 * 1024;
+  else
+    return std::nullopt;
   return *n * mul;
 }
 
@@ -246,8 +256,8 @@ std::optional<std::string> config_value(const ConfigParam& p, std::string_view v
       return std::nullopt;
     }
     case ConfigKind::Enum: {
-      static const char* kPolicies[] = {"volatile-lru", "volatile-lfu", "volatile-random",
-                                        "volatile-ttl", "allkeys-lru",  "allkeys-lfu",
+      static const char* kPolicies[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
+                                        "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
                                         "allkeys-random", "noeviction"};
       for (const char* pol : kPolicies)
         if (equals_nocase(pol, v)) {
@@ -273,7 +283,8 @@ std::optional<std::string> config_value(const ConfigParam& p, std::string_view v
         }
       }
       if (!cur.empty()) w.push_back(cur);
-      if (w.empty() || w.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
+      if (w.empty() || w.size() % 4 != 0)
+        return "Wrong number of arguments in buffer limit configuration.";
       int64_t vals[3][3] = {{0, 0, 0}, {268435456, 67108864, 60}, {33554432, 8388608, 60}};
       // Start from the current value so unmentioned classes keep theirs.
       (void)vals;
@@ -284,13 +295,18 @@ std::optional<std::string> config_value(const ConfigParam& p, std::string_view v
         auto hard = parse_memory(w[i + 1]);
         auto soft = parse_memory(w[i + 2]);
         auto secs = parse_int64(w[i + 3]);
-        if (!hard || !soft || !secs || *secs < 0) return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
-        std::string group = std::to_string(*hard) + " " + std::to_string(*soft) + " " +
-                            std::to_string(*secs);
-        if (cls == "normal") normal = "normal " + group;
-        else if (cls == "slave" || cls == "replica") slave = "slave " + group;
-        else if (cls == "pubsub") pubsub = "pubsub " + group;
-        else return "Invalid client class specified in buffer limit configuration.";
+        if (!hard || !soft || !secs || *secs < 0)
+          return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+        std::string group =
+            std::to_string(*hard) + " " + std::to_string(*soft) + " " + std::to_string(*secs);
+        if (cls == "normal")
+          normal = "normal " + group;
+        else if (cls == "slave" || cls == "replica")
+          slave = "slave " + group;
+        else if (cls == "pubsub")
+          pubsub = "pubsub " + group;
+        else
+          return "Invalid client class specified in buffer limit configuration.";
       }
       out = normal + " " + slave + " " + pubsub;
       return std::nullopt;
@@ -367,10 +383,10 @@ void slowlog_command(Ctx& c) {
       if (static_cast<int64_t>(out.elements.size()) >= count) break;
       Reply args = Reply::array();
       for (const auto& a : e.argv) args.elements.push_back(Reply::bulk(a));
-      out.elements.push_back(Reply::array({Reply::integer_reply(e.id),
-                                           Reply::integer_reply(e.unix_s),
-                                           Reply::integer_reply(e.duration_us), std::move(args),
-                                           Reply::bulk(e.peer), Reply::bulk(e.name)}));
+      out.elements.push_back(
+          Reply::array({Reply::integer_reply(e.id), Reply::integer_reply(e.unix_s),
+                        Reply::integer_reply(e.duration_us), std::move(args), Reply::bulk(e.peer),
+                        Reply::bulk(e.name)}));
     }
     c.reply(std::move(out));
   } else {
@@ -399,10 +415,11 @@ void info_command(Ctx& c) {
   auto want = [&](const char* s) { return all || section == s; };
   int64_t uptime_s = c.now_us / 1000000;
   if (want("server")) {
-    out += "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\nos:redlab fake\r\n"
-           "arch_bits:64\r\nprocess_id:1\r\nrun_id:0000000000000000000000000000000000000000\r\n"
-           "tcp_port:6379\r\nuptime_in_seconds:" +
-           std::to_string(uptime_s) + "\r\nhz:10\r\n\r\n";
+    out +=
+        "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\nos:redlab fake\r\n"
+        "arch_bits:64\r\nprocess_id:1\r\nrun_id:0000000000000000000000000000000000000000\r\n"
+        "tcp_port:6379\r\nuptime_in_seconds:" +
+        std::to_string(uptime_s) + "\r\nhz:10\r\n\r\n";
   }
   if (want("clients")) {
     int64_t blocked = 0, pubsub = 0;
@@ -415,11 +432,9 @@ void info_command(Ctx& c) {
            "\r\npubsub_clients:" + std::to_string(pubsub) + "\r\n\r\n";
   }
   if (want("stats")) {
-    out += "# Stats\r\ntotal_commands_processed:" +
-           std::to_string(c.server.commands_processed()) +
+    out += "# Stats\r\ntotal_commands_processed:" + std::to_string(c.server.commands_processed()) +
            "\r\npubsub_channels:" + std::to_string(c.server.pubsub_channels.size()) +
-           "\r\npubsub_patterns:" + std::to_string(c.server.pubsub_patterns.size()) +
-           "\r\n\r\n";
+           "\r\npubsub_patterns:" + std::to_string(c.server.pubsub_patterns.size()) + "\r\n\r\n";
   }
   if (want("keyspace")) {
     out += "# Keyspace\r\n";
@@ -430,8 +445,8 @@ void info_command(Ctx& c) {
              ",expires=" + std::to_string(dbs[i].expires.size()) + ",avg_ttl=0\r\n";
     }
   }
-  while (out.size() >= 2 && out.substr(out.size() - 2) == "\r\n" &&
-         out.size() >= 4 && out.substr(out.size() - 4) == "\r\n\r\n")
+  while (out.size() >= 2 && out.substr(out.size() - 2) == "\r\n" && out.size() >= 4 &&
+         out.substr(out.size() - 4) == "\r\n\r\n")
     out.resize(out.size() - 2);
   c.reply_bulk(out);
 }

@@ -23,7 +23,9 @@ enum SetFlag : uint32_t {
   kPxAt = 128,
 };
 
-bool is_opt(const std::string& s, std::string_view name) { return equals_nocase(s, name); }
+bool is_opt(const std::string& s, std::string_view name) {
+  return equals_nocase(s, name);
+}
 
 void reply_invalid_expire(Ctx& c) {
   c.reply_error("ERR invalid expire time in '" + c.cmd.name + "' command");
@@ -92,7 +94,9 @@ void set_generic(Ctx& c, uint32_t flags, const std::string& key, const std::stri
   if (!(flags & kGet)) c.reply(std::move(ok_reply));
 }
 
-void get_command(Ctx& c) { get_generic(c, c.arg(1)); }
+void get_command(Ctx& c) {
+  get_generic(c, c.arg(1));
+}
 
 void set_command(Ctx& c) {
   uint32_t flags = 0;
@@ -235,8 +239,12 @@ void mset_generic(Ctx& c, bool nx) {
   }
 }
 
-void mset_command(Ctx& c) { mset_generic(c, false); }
-void msetnx_command(Ctx& c) { mset_generic(c, true); }
+void mset_command(Ctx& c) {
+  mset_generic(c, false);
+}
+void msetnx_command(Ctx& c) {
+  mset_generic(c, true);
+}
 
 void incr_decr(Ctx& c, int64_t incr) {
   const std::string& key = c.arg(1);
@@ -263,8 +271,12 @@ void incr_decr(Ctx& c, int64_t incr) {
   c.reply_int(value);
 }
 
-void incr_command(Ctx& c) { incr_decr(c, 1); }
-void decr_command(Ctx& c) { incr_decr(c, -1); }
+void incr_command(Ctx& c) {
+  incr_decr(c, 1);
+}
+void decr_command(Ctx& c) {
+  incr_decr(c, -1);
+}
 
 void incrby_command(Ctx& c) {
   int64_t incr;

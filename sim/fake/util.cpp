@@ -89,7 +89,9 @@ std::string format_long_double(long double d) {
 
 namespace {
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+char lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+}
 
 // util.c stringmatchlen_impl, with its recursion bounded the same way (skipLongerMatches).
 bool match_impl(const char* pattern, size_t plen, const char* str, size_t slen, bool nocase,

@@ -152,8 +152,7 @@ TEST(FakeServer, UnknownCommandAndArityErrorsFlagTheTransaction) {
   Server s;
   ClientId a = s.connect(0);
   s.call(a, {"MULTI"});
-  EXPECT_EQ(s.call(a, {"GET"}),
-            Reply::error("ERR wrong number of arguments for 'get' command"));
+  EXPECT_EQ(s.call(a, {"GET"}), Reply::error("ERR wrong number of arguments for 'get' command"));
   EXPECT_EQ(s.call(a, {"SET", "x", "1"}), Reply::status("QUEUED"));
   EXPECT_EQ(s.call(a, {"EXEC"}), Reply::error(std::string(err::kExecAbort)));
   EXPECT_EQ(s.call(a, {"EXISTS", "x"}), Reply::integer_reply(0));
