@@ -637,6 +637,59 @@ std::string unknown_command_error(const Argv& argv) {
 
 }  // namespace
 
+namespace {
+
+// Subcommand arities from Redis 7.0's command table (src/commands/*.json). processCommand
+// checks them before queuing, so a bad subcommand inside MULTI is an EXECABORT, not an error
+// inside EXEC's reply.
+struct SubcommandArity {
+  const char* container;
+  const char* sub;
+  int arity;
+};
+constexpr SubcommandArity kSubcommands[] = {
+    {"client", "id", 2},          {"client", "setname", 3},     {"client", "getname", 2},
+    {"client", "list", -2},       {"client", "info", 2},        {"client", "kill", -3},
+    {"client", "help", 2},        {"client", "pause", -3},      {"client", "unpause", 2},
+    {"client", "reply", 3},       {"client", "no-evict", 3},    {"client", "tracking", -3},
+    {"client", "caching", 3},     {"client", "getredir", 2},    {"client", "trackinginfo", 2},
+    {"client", "unblock", -3},    {"config", "get", -3},        {"config", "set", -4},
+    {"config", "resetstat", 2},   {"config", "rewrite", 2},     {"config", "help", 2},
+    {"slowlog", "get", -2},       {"slowlog", "len", 2},        {"slowlog", "reset", 2},
+    {"slowlog", "help", 2},       {"script", "load", 3},        {"script", "exists", -3},
+    {"script", "flush", -2},      {"script", "kill", 2},        {"script", "help", 2},
+    {"script", "debug", 3},       {"xgroup", "create", -5},     {"xgroup", "destroy", 4},
+    {"xgroup", "createconsumer", 5}, {"xgroup", "delconsumer", 5}, {"xgroup", "setid", -5},
+    {"xgroup", "help", 2},        {"pubsub", "channels", -2},   {"pubsub", "numsub", -2},
+    {"pubsub", "numpat", 2},      {"pubsub", "shardchannels", -2}, {"pubsub", "shardnumsub", -2},
+    {"pubsub", "help", 2},        {"xinfo", "stream", -3},      {"xinfo", "groups", 3},
+    {"xinfo", "consumers", 4},    {"xinfo", "help", 2},
+};
+
+// Empty when the subcommand is known and its arity fits; otherwise the error to answer.
+std::string subcommand_error(const CommandSpec& spec, const Argv& argv) {
+  bool container = false;
+  for (const auto& sc : kSubcommands) {
+    if (spec.name != sc.container) continue;
+    container = true;
+    if (!equals_nocase(argv[1], sc.sub)) continue;
+    int argc = static_cast<int>(argv.size());
+    if ((sc.arity > 0 && sc.arity != argc) || argc < -sc.arity)
+      return "ERR wrong number of arguments for '" + spec.name + "|" + sc.sub + "' command";
+    return "";
+  }
+  if (!container) return "";
+  std::string upper = spec.name;
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  std::string msg = "ERR unknown subcommand '" + argv[1].substr(0, 128) + "'. Try " + upper +
+                    " HELP.";
+  for (char& ch : msg)
+    if (ch == '\r' || ch == '\n') ch = ' ';
+  return msg;
+}
+
+}  // namespace
+
 void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink) {
   TimeUs at = now_us + options_.service_us;
   auto reject = [&](std::string msg) {
@@ -654,6 +707,10 @@ void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Re
   int argc = static_cast<int>(argv.size());
   if ((spec->arity > 0 && spec->arity != argc) || argc < -spec->arity) {
     return reject("ERR wrong number of arguments for '" + spec->name + "' command");
+  }
+  if (argc >= 2) {
+    std::string e = subcommand_error(*spec, argv);
+    if (!e.empty()) return reject(std::move(e));
   }
   if (running_ && !(spec->flags & kAllowBusy)) return reject(std::string(err::kBusy));
   if (c.subscriptions() > 0 && !(spec->flags & kAllowInPubSub)) {

@@ -2,6 +2,8 @@
 // INFO CONFIG SLOWLOG DEBUG. Values that only a real process has (pids, memory, addresses)
 // are made up but shaped like Redis', so a parser of real output accepts ours.
 #include <algorithm>
+#include <optional>
+#include <set>
 
 #include "sim/fake/server.h"
 #include "sim/fake/util.h"
@@ -123,8 +125,34 @@ void client_command(Ctx& c) {
     c.reply_bulk(c.client.name);
   } else if (equals_nocase(sub, "list")) {
     if (!arity(2, true, "client|list")) return;
+    // CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...]
+    std::optional<std::string> type;
+    std::set<ClientId> ids;
+    if (c.argc() >= 4 && equals_nocase(c.arg(2), "type") && c.argc() == 4) {
+      std::string t = to_lower(c.arg(3));
+      if (t != "normal" && t != "master" && t != "replica" && t != "slave" && t != "pubsub")
+        return c.reply_error("ERR Unknown client type '" + c.arg(3) + "'");
+      type = t;
+    } else if (c.argc() >= 4 && equals_nocase(c.arg(2), "id")) {
+      for (size_t j = 3; j < c.argc(); j++) {
+        auto n = parse_int64(c.arg(j));
+        if (!n) return c.reply_error("ERR Invalid client ID");
+        ids.insert(*n);
+      }
+    } else if (c.argc() != 2) {
+      return c.reply_error(err::kSyntax);
+    }
     std::string out;
-    for (const auto& [id, cl] : c.server.clients()) out += client_line(c, *cl);
+    for (const auto& [id, cl] : c.server.clients()) {
+      if (!ids.empty() && !ids.count(id)) continue;
+      if (type) {
+        bool pubsub = cl->subscriptions() > 0;
+        if ((*type == "pubsub") != pubsub || *type == "master" || *type == "replica" ||
+            *type == "slave")
+          continue;
+      }
+      out += client_line(c, *cl);
+    }
     c.reply_bulk(out);
   } else if (equals_nocase(sub, "info")) {
     if (!arity(2, false, "client|info")) return;
@@ -371,7 +399,9 @@ void slowlog_command(Ctx& c) {
     log.clear();
     c.reply_ok();
   } else if (equals_nocase(sub, "get")) {
-    if (c.argc() > 3) return c.reply_arity_error("slowlog|get");
+    if (c.argc() > 3)
+      return c.reply_error("ERR unknown subcommand or wrong number of arguments for '" +
+                           c.arg(1).substr(0, 128) + "'. Try SLOWLOG HELP.");
     int64_t count = 10;
     if (c.argc() == 3) {
       auto n = parse_int64(c.arg(2));
