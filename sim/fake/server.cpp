@@ -5,6 +5,7 @@
 #include "sim/fake/server.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <cstdio>
@@ -124,6 +125,8 @@ Entry& Ctx::set_key(std::string_view key, Value value, bool keep_ttl) {
   if (it == d.dict.end()) {
     it = d.dict.emplace(std::string(key), Entry{std::move(value), -1}).first;
   } else {
+    // A replaced stream wakes its XREADGROUP waiters with an error (signalDeletedKeyAsReady).
+    if (it->second.value.type() == ValueType::Stream) server.mark_key_ready(client.db, key);
     it->second.value = std::move(value);
     if (!keep_ttl && it->second.expire_at_ms >= 0) {
       d.expires.erase({it->second.expire_at_ms, std::string(key)});
@@ -138,6 +141,8 @@ bool Ctx::delete_key(std::string_view key) {
   auto it = d.dict.find(key);
   if (it == d.dict.end()) return false;
   if (it->second.expire_at_ms >= 0) d.expires.erase({it->second.expire_at_ms, std::string(key)});
+  // A deleted stream wakes its XREADGROUP waiters with an error (signalDeletedKeyAsReady).
+  if (it->second.value.type() == ValueType::Stream) server.mark_key_ready(client.db, key);
   d.dict.erase(it);
   return true;
 }
@@ -187,22 +192,25 @@ bool Ctx::double_arg(size_t i, double& out, std::string_view msg) {
 }
 
 bool Ctx::timeout_arg(size_t i, TimeUs& out) {
-  // getTimeoutFromObjectOrReply: a float number of seconds, ms precision.
-  auto v = parse_double(argv[i]);
-  if (!v || !std::isfinite(*v)) {
+  // getTimeoutFromObjectOrReply (7.0): string2ld, then (long long)ceill(seconds * 1000). A
+  // product that does not fit a long long converts to LLONG_MIN on x86, so inf and 1e300 are
+  // "negative"; a tiny negative one rounds up to 0, which waits forever; 0.0001 waits 1 ms.
+  auto v = parse_long_double(argv[i]);
+  if (!v) {
     reply_error(err::kTimeoutNotFloat);
     return false;
   }
-  if (*v < 0) {
+  long double ms = std::ceil(*v * 1000.0L);
+  constexpr long double kTwoPow63 = 9223372036854775808.0L;
+  if (!(ms < kTwoPow63 && ms >= -kTwoPow63) || ms < 0) {
     reply_error(err::kTimeoutNegative);
     return false;
   }
-  long double ms = static_cast<long double>(*v) * 1000.0L;
-  if (ms > static_cast<long double>(INT64_MAX / 1000 / 2)) {
-    reply_error(err::kTimeoutNotFloat);
-    return false;
-  }
-  out = static_cast<TimeUs>(std::ceil(ms)) * 1000;
+  auto timeout_ms = static_cast<int64_t>(ms);
+  // Past this a deadline lies beyond any run (and Redis' own now + timeout overflows into
+  // "never" near the top of the range): wait forever.
+  constexpr int64_t kTimeoutMsMax = INT64_MAX / 1000 / 4;
+  out = timeout_ms > kTimeoutMsMax ? 0 : timeout_ms * 1000;
   return true;
 }
 
@@ -358,7 +366,11 @@ void Server::emit(ClientId id, TimeUs at_us, Reply reply) {
   Client* c = client(id);
   if (!c) return;
   if (!c->auto_read) c->unread_bytes += static_cast<int64_t>(to_resp(reply).size());
-  outputs_.push_back(Output{id, at_us, std::move(reply)});
+#if defined(__cpp_aggregate_paren_init)
+  outputs_.emplace_back(id, at_us, std::move(reply));  // in place: one Reply move fewer
+#else
+  outputs_.push_back(Output{id, at_us, std::move(reply)});  // clang < 16: no paren-init
+#endif
 }
 
 std::vector<Output> Server::take_outputs() {
@@ -381,43 +393,95 @@ void Server::client_read(ClientId id, int64_t bytes) {
   c->unread_bytes = std::max<int64_t>(0, c->unread_bytes - bytes);
 }
 
+namespace {
+
+// The pubsub class of client-output-buffer-limit. CONFIG SET stores the option normalized
+// ("normal H S SEC slave H S SEC pubsub H S SEC", bytes), so plain integers are parsed here.
+struct OutputLimit {
+  int64_t hard_bytes = 0;  // 0 = no limit
+  int64_t soft_bytes = 0;
+  TimeUs soft_us = 0;
+};
+
+OutputLimit pubsub_output_limit(const std::map<std::string, std::string>& config) {
+  OutputLimit limit;
+  auto it = config.find("client-output-buffer-limit");
+  if (it == config.end()) return limit;
+  const std::string& spec = it->second;
+  std::vector<std::string> words;
+  size_t p = 0;
+  while (p < spec.size()) {  // each step consumes at least one byte
+    size_t q = spec.find(' ', p);
+    if (q == std::string::npos) q = spec.size();
+    if (q > p) words.push_back(spec.substr(p, q - p));
+    p = q + 1;
+  }
+  for (size_t i = 0; i + 3 < words.size(); i += 4) {
+    if (words[i] != "pubsub") continue;
+    limit.hard_bytes = parse_int64(words[i + 1]).value_or(0);
+    limit.soft_bytes = parse_int64(words[i + 2]).value_or(0);
+    int64_t seconds = std::clamp<int64_t>(parse_int64(words[i + 3]).value_or(0), 0, INT32_MAX);
+    limit.soft_us = seconds * 1000000;
+  }
+  return limit;
+}
+
+// A subscriber that does not read on its own: the only kind the limit applies to here.
+bool output_limited(const Client& c) { return c.subscriptions() > 0 && !c.auto_read; }
+
+}  // namespace
+
+TimeUs Server::next_output_limit_us() const {
+  TimeUs best = kNever;
+  bool any = false;
+  for (const auto& [id, c] : clients_)
+    any = any || (output_limited(*c) && c->soft_limit_since_us >= 0);
+  if (!any) return best;
+  OutputLimit limit = pubsub_output_limit(config_);
+  if (limit.soft_bytes <= 0) return best;
+  for (const auto& [id, c] : clients_) {
+    if (!output_limited(*c) || c->soft_limit_since_us < 0) continue;
+    best = std::min(best, std::max(clock_us_, c->soft_limit_since_us + limit.soft_us));
+  }
+  return best;
+}
+
 void Server::check_output_limits(TimeUs now_us) {
-  // client-output-buffer-limit applies per class; only the pubsub class is modelled (normal
-  // clients read their replies as they come in this model).
-  std::string spec = config_["client-output-buffer-limit"];
-  int64_t hard = 0, soft = 0, soft_seconds = 0;
-  {
-    std::vector<std::string> words;
-    size_t p = 0;
-    while (p < spec.size()) {
-      size_t q = spec.find(' ', p);
-      if (q == std::string::npos) q = spec.size();
-      if (q > p) words.push_back(spec.substr(p, q - p));
-      p = q + 1;
-    }
-    for (size_t i = 0; i + 3 < words.size(); i += 4) {
-      if (words[i] == "pubsub") {
-        hard = parse_int64(words[i + 1]).value_or(0);
-        soft = parse_int64(words[i + 2]).value_or(0);
-        soft_seconds = parse_int64(words[i + 3]).value_or(0);
-      }
+  // client-output-buffer-limit, pubsub class only (normal clients read their replies as they
+  // come in this model). checkClientOutputBufferLimits: a subscriber that does not read
+  // (auto_read = false; the host reports reads with client_read) is closed as soon as its
+  // unread output reaches the hard limit, or once it has stayed at or above the soft limit
+  // for soft_seconds. Redis also runs this check from clientsCron, so the soft limit fires
+  // without any further output: next_output_limit_us wakes the server at that deadline.
+  bool any = false;
+  for (const auto& [id, c] : clients_) {
+    if (output_limited(*c)) {
+      any = true;
+    } else {
+      c->soft_limit_since_us = -1;
     }
   }
+  if (!any) return;
+  OutputLimit limit = pubsub_output_limit(config_);
   for (auto& [id, cp] : clients_) {
     Client& c = *cp;
-    if (c.subscriptions() == 0 || c.auto_read) continue;
-    bool over = false;
-    if (hard > 0 && c.unread_bytes >= hard) over = true;
-    if (soft > 0 && c.unread_bytes >= soft) {
-      if (c.soft_limit_since_us < 0) {
-        c.soft_limit_since_us = now_us;
-      } else if (now_us - c.soft_limit_since_us >= soft_seconds * 1000000) {
-        over = true;
-      }
+    if (!output_limited(c)) continue;
+    bool hard = limit.hard_bytes > 0 && c.unread_bytes >= limit.hard_bytes;
+    bool soft = false;
+    if (limit.soft_bytes > 0 && c.unread_bytes >= limit.soft_bytes) {
+      if (c.soft_limit_since_us < 0) c.soft_limit_since_us = now_us;
+      soft = now_us - c.soft_limit_since_us >= limit.soft_us;
     } else {
       c.soft_limit_since_us = -1;
     }
-    if (over) close_client_later(id, "client-output-buffer-limit pubsub");
+    if (hard) {
+      close_client_later(id,
+                         "client-output-buffer-limit pubsub: " + std::to_string(c.unread_bytes) +
+                             " unread bytes reached the hard limit");
+    } else if (soft) {
+      close_client_later(id, "client-output-buffer-limit pubsub: over the soft limit for " +
+                                 std::to_string(limit.soft_us / 1000000) + " s");
+    }
   }
 }
 
@@ -481,12 +545,15 @@ TimeUs Server::next_expiry_us() const {
 
 void Server::expire_due(TimeUs now_us) {
   int64_t now_ms = unix_ms(now_us);
-  for (size_t i = 0; i < dbs_.size(); i++) {
-    Db& d = dbs_[i];
+  // This runs before every call(): keep the walk over (mostly empty) databases tight (no
+  // index to keep across calls; expiring keys never adds or removes a database).
+  for (Db& d : dbs_) {
+    if (d.expires.empty()) continue;
+    const int db_index = static_cast<int>(&d - dbs_.data());
     // Bounded by the number of keys with a TTL.
     while (!d.expires.empty() && d.expires.begin()->first < now_ms) {
       std::string key = d.expires.begin()->second;
-      expire_if_needed(d, static_cast<int>(i), key, now_ms, now_us);
+      expire_if_needed(d, db_index, key, now_ms, now_us);
     }
   }
 }
@@ -515,6 +582,9 @@ void Server::timeout_blocked(TimeUs now_us) {
 }
 
 void Server::handle_ready_keys(TimeUs now_us) {
+  // A script's pushes wake waiters when it has finished (Redis handles ready keys after the
+  // whole command), never from a command served while it is busy.
+  if (running_) return;
   // Serving one waiter may make other keys ready (BLMOVE pushes elsewhere); bounded.
   constexpr int kRoundsMax = 1000;
   for (int round = 0; round < kRoundsMax && !ready_keys_.empty(); round++) {
@@ -530,6 +600,7 @@ void Server::handle_ready_keys(TimeUs now_us) {
         const CommandSpec* spec = find_command(c->block.argv[0]);
         assert(spec && "a blocked command is always a known command");
         Argv argv = c->block.argv;
+        c->block.ready_key = key.second;
         int saved_db = c->db;
         c->db = c->block.db;
         bool blocked = false;
@@ -547,17 +618,38 @@ void Server::handle_ready_keys(TimeUs now_us) {
 
 TimeUs Server::service_time(const CommandSpec& spec, const Argv& argv) const {
   TimeUs t = spec.service_us > 0 ? spec.service_us : options_.service_us;
-  if (spec.name == "debug" && argv.size() >= 3 && equals_nocase(argv[1], "sleep")) {
+  // string_view literals: compared by size first, no strlen per command.
+  if (spec.name == std::string_view("debug") && argv.size() >= 3 &&
+      equals_nocase(argv[1], "sleep")) {
     // DEBUG SLEEP uses atof: garbage sleeps 0.
     double secs = std::atof(argv[2].c_str());
     if (std::isfinite(secs) && secs > 0 && secs < 1e6) t += static_cast<TimeUs>(secs * 1e6);
-  } else if (spec.name == "keys") {
+  } else if (spec.name == std::string_view("keys")) {
     // KEYS walks the whole keyspace: visibly slow on a big one.
     size_t n = 0;
     for (const Db& d : dbs_) n += d.dict.size();
     t += static_cast<TimeUs>(n / 10);
   }
   return t;
+}
+
+int64_t Server::slowlog_threshold() {
+  // A map lookup and a parse per command were a sixth of a GET's cost: keep the entry (map
+  // nodes do not move; its key is checked in case config_ was assigned anew) and the text
+  // last parsed (CONFIG SET changes it in place).
+  static constexpr std::string_view kName = "slowlog-log-slower-than";
+  if (!slowlog_threshold_entry_ || slowlog_threshold_entry_->first != kName) {
+    auto it = config_.find(std::string(kName));
+    if (it == config_.end()) return 0;
+    slowlog_threshold_entry_ = &*it;
+    slowlog_threshold_text_ = it->second;
+    slowlog_threshold_ = parse_int64(it->second).value_or(0);
+  }
+  if (slowlog_threshold_entry_->second != slowlog_threshold_text_) {
+    slowlog_threshold_text_ = slowlog_threshold_entry_->second;
+    slowlog_threshold_ = parse_int64(slowlog_threshold_text_).value_or(0);
+  }
+  return slowlog_threshold_;
 }
 
 void Server::run_command(Client& c, const CommandSpec& spec, const Argv& argv, TimeUs now_us,
@@ -573,12 +665,12 @@ void Server::run_command(Client& c, const CommandSpec& spec, const Argv& argv, T
   blocked = ctx.blocked_now;
   commands_processed_++;
   if (!in_exec && !in_script && !retrying) {
-    c.last_command = spec.name;
+    if (c.last_command != spec.name) c.last_command = spec.name;  // compare is cheaper
     c.last_interaction_us = now_us;
   }
   // Slowlog: the modelled execution time.
-  int64_t threshold = config_int("slowlog-log-slower-than");
-  if (threshold >= 0 && cost >= threshold && !blocked && spec.name != "exec") {
+  int64_t threshold = slowlog_threshold();
+  if (threshold >= 0 && cost >= threshold && !blocked && spec.name != std::string_view("exec")) {
     SlowlogEntry e{slowlog_next_id_++, unix_us(now_us) / 1000000, cost, {}, c.address, c.name};
     // slowlogCreateEntry: at most 32 arguments, each at most 128 bytes.
     constexpr size_t kArgsMax = 32;
@@ -668,6 +760,29 @@ constexpr SubcommandArity kSubcommands[] = {
 
 // Empty when the subcommand is known and its arity fits; otherwise the error to answer.
 std::string subcommand_error(const CommandSpec& spec, const Argv& argv) {
+  // This runs for every command with an argument and most commands have no subcommands:
+  // answer those with one lookup instead of a string compare per table entry (that walk
+  // cost more than all the rest of a GET).
+  static const std::set<std::string_view, std::less<>> kContainers = [] {
+    std::set<std::string_view, std::less<>> names;
+    for (const auto& sc : kSubcommands) names.insert(sc.container);
+    return names;
+  }();
+  // Before the set: a bit per (first letter, length) of the container names.
+  static const std::array<uint32_t, 256> kContainerLengthsByFirstChar = [] {
+    std::array<uint32_t, 256> lengths{};
+    for (const auto& sc : kSubcommands) {
+      std::string_view name = sc.container;
+      assert(!name.empty() && name.size() < 32);
+      lengths[static_cast<unsigned char>(name[0])] |= 1u << name.size();
+    }
+    return lengths;
+  }();
+  if (spec.name.empty() || spec.name.size() >= 32 ||
+      !(kContainerLengthsByFirstChar[static_cast<unsigned char>(spec.name[0])] &
+        (1u << spec.name.size())) ||
+      !kContainers.count(spec.name))
+    return "";
   bool container = false;
   for (const auto& sc : kSubcommands) {
     if (spec.name != sc.container) continue;
@@ -686,6 +801,15 @@ std::string subcommand_error(const CommandSpec& spec, const Argv& argv) {
   for (char& ch : msg)
     if (ch == '\r' || ch == '\n') ch = ' ';
   return msg;
+}
+
+// c->cmd->fullname: "pubsub|numsub" for a subcommand (already validated), else the name.
+std::string full_command_name(const CommandSpec& spec, const Argv& argv) {
+  if (argv.size() < 2) return spec.name;
+  for (const auto& sc : kSubcommands)
+    if (spec.name == sc.container && equals_nocase(argv[1], sc.sub))
+      return spec.name + "|" + sc.sub;
+  return spec.name;
 }
 
 }  // namespace
@@ -714,7 +838,7 @@ void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Re
   }
   if (running_ && !(spec->flags & kAllowBusy)) return reject(std::string(err::kBusy));
   if (c.subscriptions() > 0 && !(spec->flags & kAllowInPubSub)) {
-    return reject("ERR Can't execute '" + spec->name +
+    return reject("ERR Can't execute '" + full_command_name(*spec, argv) +
                   "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed "
                   "in this context");
   }
@@ -768,6 +892,7 @@ TimeUs Server::next_event_us() const {
     best = std::min(best, next_expiry_us());
   }
   best = std::min(best, next_block_timeout_us());
+  if (!running_) best = std::min(best, next_output_limit_us());
   if (!to_close_.empty()) best = std::min(best, clock_us_);
   return best;
 }
@@ -799,6 +924,14 @@ void Server::serve_while_busy(TimeUs now_us) {
     const CommandSpec* spec = p.argv.empty() ? nullptr : find_command(p.argv[0]);
     if (spec && (spec->flags & kAllowBusy)) {
       dispatch(*c, p.argv, now_us, nullptr);
+    } else if (spec && spec->name == "exec") {
+      // rejectCommand on EXEC: execCommandAbort discards the transaction.
+      c->in_multi = false;
+      c->multi_dirty = false;
+      c->queued.clear();
+      unwatch_all(*c);
+      emit(c->id, now_us,
+           Reply::error("EXECABORT Transaction discarded because of: " + std::string(err::kBusy)));
     } else if (!p.argv.empty()) {
       if (c->in_multi) c->multi_dirty = true;
       emit(c->id, now_us, Reply::error(std::string(err::kBusy)));
@@ -824,6 +957,7 @@ void Server::resume_long_running(TimeUs now_us) {
     running_.reset();
     busy_until_us_ = std::max(busy_until_us_, end);
     running_client_ = 0;
+    handle_ready_keys(end);
     return;
   }
   running_next_us_ = end;
@@ -838,8 +972,14 @@ void Server::resume_long_running(TimeUs now_us) {
 void Server::advance(TimeUs now_us) {
   // Every iteration handles at least one event or stops; the bound is a safety net.
   constexpr int64_t kEventsPerAdvanceMax = 50'000'000;
+  // A connection closed by the server (QUIT, output limits) closes once the command that
+  // decided it has finished, so its close is never earlier than what was sent to it.
+  auto close_pending = [this] {
+    for (auto& [id, reason] : std::exchange(to_close_, {}))
+      finish_close(id, std::max(clock_us_, busy_until_us_), reason);
+  };
   for (int64_t n = 0; n < kEventsPerAdvanceMax; n++) {
-    for (auto& [id, reason] : std::exchange(to_close_, {})) finish_close(id, clock_us_, reason);
+    close_pending();
     TimeUs t = next_event_us();
     if (t > now_us) break;
     clock_us_ = std::max(clock_us_, t);
@@ -853,14 +993,28 @@ void Server::advance(TimeUs now_us) {
     serve_pending(clock_us_);
     check_output_limits(clock_us_);
   }
-  for (auto& [id, reason] : std::exchange(to_close_, {})) finish_close(id, clock_us_, reason);
+  close_pending();
   clock_us_ = std::max(clock_us_, now_us);
 }
 
 std::vector<Reply> Server::call_all(ClientId id, const Argv& argv) {
   std::vector<Reply> result;
+  call_collect(id, argv, &result, nullptr);
+  return result;
+}
+
+Reply Server::call(ClientId id, const Argv& argv) {
+  // No vector: benchmarks and tests call this once per command, and the allocation showed.
+  std::optional<Reply> first;
+  call_collect(id, argv, nullptr, &first);
+  if (!first) return Reply::nil();
+  return std::move(*first);
+}
+
+void Server::call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all,
+                          std::optional<Reply>* first_reply) {
   Client* c = client(id);
-  if (!c) return result;
+  if (!c) return;
   size_t first = outputs_.size();
   expire_due(clock_us_);
   dispatch(*c, argv, clock_us_, nullptr);
@@ -876,21 +1030,20 @@ std::vector<Reply> Server::call_all(ClientId id, const Argv& argv) {
       running_client_ = 0;
     }
   }
+  handle_ready_keys(clock_us_);
   busy_until_us_ = clock_us_;
   for (size_t i = first; i < outputs_.size(); i++) {
-    if (outputs_[i].client == id) result.push_back(std::move(outputs_[i].reply));
+    if (outputs_[i].client != id) continue;
+    if (all) {
+      all->push_back(std::move(outputs_[i].reply));
+    } else if (first_reply && !first_reply->has_value()) {
+      first_reply->emplace(std::move(outputs_[i].reply));
+    }
   }
   outputs_.erase(std::remove_if(outputs_.begin() + static_cast<ptrdiff_t>(first), outputs_.end(),
                                 [id](const Output& o) { return o.client == id; }),
                  outputs_.end());
   for (auto& [cid, reason] : std::exchange(to_close_, {})) finish_close(cid, clock_us_, reason);
-  return result;
-}
-
-Reply Server::call(ClientId id, const Argv& argv) {
-  std::vector<Reply> all = call_all(id, argv);
-  if (all.empty()) return Reply::nil();
-  return std::move(all.front());
 }
 
 }  // namespace redlab::fake

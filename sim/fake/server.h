@@ -112,6 +112,9 @@ struct BlockState {
   Reply timeout_reply;
   Argv argv;
   std::shared_ptr<void> extra;  // command-specific state kept across wake-ups (e.g. XREAD ids)
+  // Set before each retry: the key whose readiness woke the client. Redis serves a client
+  // blocked on several keys from the key that became ready, not from its first key.
+  std::string ready_key;
 };
 
 struct Client {
@@ -134,7 +137,8 @@ struct Client {
   BlockState block;
 
   std::set<std::string, std::less<>> channels;
-  std::set<std::string, std::less<>> patterns;
+  // In subscribe order (a list in Redis 7.0): PUNSUBSCRIBE with no argument goes in that order.
+  std::vector<std::string> patterns;
   size_t subscriptions() const { return channels.size() + patterns.size(); }
 
   // Output buffer accounting (client-output-buffer-limit): bytes sent but not yet read.
@@ -315,6 +319,8 @@ class Server {
                bool in_exec, bool in_script);
   // Sends a reply or push to a client at time at_us.
   void emit(ClientId id, TimeUs at_us, Reply reply);
+  // The modelled time to serve argv (scripts add it up for the commands they call).
+  TimeUs service_time(const CommandSpec& spec, const Argv& argv) const;
   void expire_if_needed(Db& db, int db_index, std::string_view key, int64_t now_ms, TimeUs now_us);
   void touch_watched_key(int db, std::string_view key);
   void touch_all_watched_keys();
@@ -364,10 +370,13 @@ class Server {
     TimeUs arrive_us;
   };
   void dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink);
+  // call_all and call: runs argv now; this client's replies go to all, or the first to
+  // first_reply.
+  void call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all,
+                    std::optional<Reply>* first_reply);
   void run_command(Client& c, const CommandSpec& spec, const Argv& argv, TimeUs now_us,
                    std::vector<Reply>* sink, bool in_exec, bool in_script, bool retrying,
                    bool& blocked);
-  TimeUs service_time(const CommandSpec& spec, const Argv& argv) const;
   void handle_ready_keys(TimeUs now_us);
   void expire_due(TimeUs now_us);
   void timeout_blocked(TimeUs now_us);
@@ -378,6 +387,8 @@ class Server {
   void serve_while_busy(TimeUs now_us);
   void resume_long_running(TimeUs now_us);
   void check_output_limits(TimeUs now_us);
+  int64_t slowlog_threshold();
+  TimeUs next_output_limit_us() const;
   void finish_close(ClientId id, TimeUs now_us, const std::string& reason);
 
   ServerOptions options_;
@@ -401,7 +412,13 @@ class Server {
   ClientId running_client_ = 0;
   TimeUs running_started_us_ = 0;
   TimeUs running_next_us_ = 0;
+  // Entries are added and changed, never erased: slowlog_threshold() keeps a pointer to one.
   std::map<std::string, std::string> config_;
+  // slowlog-log-slower-than, as run_command needs it before every command: the entry and the
+  // last text parsed, instead of a map lookup and a string2ll per command.
+  const std::pair<const std::string, std::string>* slowlog_threshold_entry_ = nullptr;
+  std::string slowlog_threshold_text_;
+  int64_t slowlog_threshold_ = 0;
   std::deque<SlowlogEntry> slowlog_;
   int64_t slowlog_next_id_ = 0;
   int64_t commands_processed_ = 0;

@@ -1,0 +1,75 @@
+// The event scheduler: what happens next in a simulated run, and when.
+//
+// Events are ordered by (time_us, seq): seq is a counter handed out at scheduling, so
+// events due at the same virtual time run in the order they were scheduled (FIFO), as in
+// FoundationDB's task queue. That tie rule is what makes a run a pure function of its
+// inputs: no pointer order, no hash order, no floating point decides who goes first.
+//
+// Running an event moves virtual time to its time; nothing else moves it. A callback may
+// schedule and cancel other events, including new events at the current time (they run
+// after those already due then). Every run is bounded by a maximum number of events, so a
+// scenario that keeps rescheduling itself stops with a clear "bound hit" instead of hanging.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <utility>
+
+#include "sim/core/clock.h"
+
+namespace redlab {
+
+// Names one scheduled event; enough to cancel it. seq 0 is never handed out.
+struct EventId {
+  TimeUs at_us = 0;
+  uint64_t seq = 0;
+  bool valid() const { return seq != 0; }
+  bool operator==(const EventId&) const = default;
+};
+
+class Scheduler {
+ public:
+  using Callback = std::function<void()>;
+
+  // A default bound for callers that have no better one (a whole core scenario is a few
+  // thousand events).
+  static constexpr uint64_t kEventsPerRunDefaultMax = 10'000'000;
+
+  struct RunResult {
+    uint64_t events_run = 0;
+    bool bound_hit = false;  // stopped by events_max with due events still pending
+  };
+
+  TimeUs now_us() const { return clock_.now_us(); }
+  const VirtualClock& clock() const { return clock_; }
+
+  // Schedules cb at at_us, which must not be in the past.
+  EventId schedule_at(TimeUs at_us, Callback cb);
+  // Schedules cb delay_us from now (delay_us >= 0; saturates at kTimeNeverUs).
+  EventId schedule_after(TimeUs delay_us, Callback cb);
+  // Removes a pending event. Returns false if it already ran, was cancelled, or never existed.
+  bool cancel(EventId id);
+  bool pending(EventId id) const { return events_.count({id.at_us, id.seq}) != 0; }
+
+  size_t size() const { return events_.size(); }
+  bool empty() const { return events_.empty(); }
+  // Time of the earliest pending event, or kTimeNeverUs.
+  TimeUs next_time_us() const;
+
+  // Runs the earliest pending event (moving time to it). Returns false if there is none.
+  bool run_next();
+  // Runs every event due at or before until_us, at most events_max of them, then moves time
+  // to until_us (unless the bound was hit: time then stays at the last event run).
+  RunResult run_until(TimeUs until_us, uint64_t events_max = kEventsPerRunDefaultMax);
+  // Runs until no event is pending, at most events_max events.
+  RunResult run_all(uint64_t events_max = kEventsPerRunDefaultMax);
+
+ private:
+  using Key = std::pair<TimeUs, uint64_t>;  // (time_us, seq): the total order of events
+  VirtualClock clock_;
+  uint64_t next_seq_ = 1;
+  std::map<Key, Callback> events_;
+};
+
+}  // namespace redlab
