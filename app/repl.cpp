@@ -3,7 +3,8 @@
 // syntax it takes a few meta lines so that several connections can be scripted:
 //
 //   @NAME CMD ...        send CMD on connection NAME (opened on first use) and print the reply
-//   :send NAME CMD ...   send without waiting (a BLPOP that another connection will wake)
+//   :send NAME CMD ...   send without waiting (a BLPOP that another connection will wake),
+//                        then pause 20 ms so the server has read it before the next line
 //   :recv NAME [MS]      print the next reply or push on NAME (waits up to MS, default 5000)
 //   :close NAME          close connection NAME
 //   :sleep MS            wait (in fake mode the virtual clock follows the wall clock)
@@ -35,6 +36,7 @@ namespace {
 
 using Argv = std::vector<std::string>;
 constexpr int kRecvDefaultTimeoutMs = 5000;
+constexpr int kSendSettleMs = 20;
 
 // What a repl talks to: named connections that send commands and receive replies/pushes.
 class Backend {
@@ -283,6 +285,10 @@ class Repl {
     if (verb == "send" && args->size() >= 3) {
       Argv argv(args->begin() + 2, args->end());
       if (!backend_.send((*args)[1], argv, error)) out_ << "Error: " << error << "\n";
+      // A real server may read a later line's command (sent on another connection) first:
+      // give it a moment, so scripts behave the same on every run. The fake waits too, so
+      // both see the same elapsed time.
+      backend_.sleep_ms(kSendSettleMs);
     } else if (verb == "recv" && (args->size() == 2 || args->size() == 3)) {
       int timeout = args->size() == 3 ? std::atoi((*args)[2].c_str()) : kRecvDefaultTimeoutMs;
       auto r = backend_.receive((*args)[1], timeout, error);

@@ -161,16 +161,30 @@ TEST_P(Conformance, FakeRepliesMatchRedisServer) {
   ASSERT_TRUE(server.up()) << "redis-server did not start (is it installed? script/bootstrap "
                               "installs it)";
   std::string repl = std::string(REDLAB_BINARY) + " repl --echo --reply-timeout-ms 10000";
+  // stdout only: replies go there; stderr (bad input, sanitizer notes) is shown on failure.
+  fs::path err_real = fs::temp_directory_path() / ("redlab-conf-real-" + GetParam() + ".err");
+  fs::path err_fake = fs::temp_directory_path() / ("redlab-conf-fake-" + GetParam() + ".err");
   std::string real =
       run_capture(repl + " --backend redis://127.0.0.1:" + std::to_string(server.port()) + " < " +
-                  script.string() + " 2>&1");
-  std::string fake = run_capture(repl + " --backend fake < " + script.string() + " 2>&1");
+                  script.string() + " 2>" + err_real.string());
+  std::string fake =
+      run_capture(repl + " --backend fake < " + script.string() + " 2>" + err_fake.string());
+  auto slurp = [](const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
   size_t commands = 0;
   for (const auto& l : lines_of(real))
     if (l.rfind("> ", 0) == 0) commands++;
   RecordProperty("commands", static_cast<int>(commands));
   EXPECT_GT(commands, 0u);
-  EXPECT_EQ(real, fake) << first_difference(real, fake);
+  EXPECT_EQ(real, fake) << first_difference(real, fake) << "\nstderr (real): " << slurp(err_real)
+                        << "\nstderr (fake): " << slurp(err_fake);
+  std::error_code ec;
+  fs::remove(err_real, ec);
+  fs::remove(err_fake, ec);
 
   if (GetParam().rfind("cli_", 0) == 0) {
     std::string port = std::to_string(server.port());

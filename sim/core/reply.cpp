@@ -1,6 +1,7 @@
 #include "sim/core/reply.h"
 
 #include <cstdio>
+#include <ostream>
 
 namespace redlab {
 
@@ -187,6 +188,10 @@ std::string format_short(const Reply& reply, size_t max_chars) {
     out += "...";
   }
   return out;
+}
+
+void PrintTo(const Reply& reply, std::ostream* os) {
+  *os << format_short(reply, 400);
 }
 
 }  // namespace redlab

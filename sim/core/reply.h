@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,5 +50,8 @@ std::string quote_repr(std::string_view s);
 
 // A one-line rendering for timelines and traces: OK, (integer) 3, "foo", (nil), [a b c].
 std::string format_short(const Reply& reply, size_t max_chars = 120);
+
+// GoogleTest prints a Reply with this (readable failures instead of object bytes).
+void PrintTo(const Reply& reply, std::ostream* os);
 
 }  // namespace redlab

@@ -34,17 +34,17 @@
 // Lua errors are longjmps. No C++ object with a destructor may be alive in a frame that a
 // Lua error can unwind: the C functions keep their buffers in the ScriptJob, and all Lua
 // work outside a script runs under lua_cpcall.
-#include <lua.hpp>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <lua.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +54,7 @@
 
 #include "sim/core/assert.h"
 #include "sim/core/cmdline.h"
+#include "sim/fake/script_json.h"
 #include "sim/fake/server.h"
 #include "sim/fake/sha1.h"
 #include "sim/fake/util.h"
@@ -76,12 +77,12 @@ namespace {
 // Bounds and the cost model
 // ---------------------------------------------------------------------------------------
 
-constexpr int kHookInstructions = 1000;       // the count hook fires this often
-constexpr int64_t kHookCostNs = 5000;         // virtual time of kHookInstructions instructions
+constexpr int kHookInstructions = 1000;            // the count hook fires this often
+constexpr int64_t kHookCostNs = 20000;             // virtual time of kHookInstructions instructions
 constexpr size_t kLuaMemoryMaxBytes = 256u << 20;  // a script that allocates more fails
-constexpr size_t kFiberStackBytes = 8u << 20;  // C stack of a script (pages mapped on use)
-constexpr size_t kReplyElementsMax = 1u << 21;  // values in one script reply
-constexpr int kSyncResumesMax = 4;             // EVAL inside EXEC: one resume runs it all
+constexpr size_t kFiberStackBytes = 64u << 20;     // C stack of a script (pages mapped on use)
+constexpr size_t kReplyElementsMax = 1u << 21;     // values in one script reply
+constexpr int kSyncResumesMax = 4;                 // EVAL inside EXEC: one resume runs it all
 constexpr const char* kRedisVersion = "7.0.15";
 constexpr int kRedisVersionNum = 0x07000f;
 
@@ -101,13 +102,13 @@ enum ScriptFlag : uint32_t {
 bool refused_in_scripts(const CommandSpec& spec) {
   if (spec.flags & kNoScript) return true;
   static const std::unordered_set<std::string_view> kNames = {
-      "acl",        "auth",         "bgrewriteaof", "bgsave",    "blmove",     "blpop",
-      "brpop",      "brpoplpush",   "bzpopmax",     "bzpopmin",  "client",     "config",
-      "debug",      "discard",      "eval",         "eval_ro",   "evalsha",    "evalsha_ro",
-      "exec",       "failover",     "fcall",        "fcall_ro",  "function",   "hello",
-      "latency",    "module",       "monitor",      "multi",     "psubscribe", "psync",
+      "acl",          "auth",       "bgrewriteaof", "bgsave",    "blmove",     "blpop",
+      "brpop",        "brpoplpush", "bzpopmax",     "bzpopmin",  "client",     "config",
+      "debug",        "discard",    "eval",         "eval_ro",   "evalsha",    "evalsha_ro",
+      "exec",         "failover",   "fcall",        "fcall_ro",  "function",   "hello",
+      "latency",      "module",     "monitor",      "multi",     "psubscribe", "psync",
       "punsubscribe", "quit",       "replconf",     "replicaof", "reset",      "role",
-      "save",       "script",       "shutdown",     "slaveof",   "ssubscribe", "subscribe",
+      "save",         "script",     "shutdown",     "slaveof",   "ssubscribe", "subscribe",
       "sunsubscribe", "sync",       "unsubscribe",  "unwatch",   "wait",       "watch"};
   return kNames.count(spec.name) != 0;
 }
@@ -132,31 +133,30 @@ class Fiber {
     if (stack_) munmap(stack_, mapped_bytes_);
   }
 
-  // Runs entry() on the fiber until it yields or finishes, then returns.
-  void start(void (*entry)()) {
-    REDLAB_ASSERT(!active_ && "one script at a time on a fiber");
-    if (!stack_) map_stack();
-    int rc = getcontext(&fiber_);
-    REDLAB_ASSERT(rc == 0 && "getcontext");
-    fiber_.uc_stack.ss_sp = stack_ + guard_bytes_;
-    fiber_.uc_stack.ss_size = kFiberStackBytes;
-    fiber_.uc_link = nullptr;
-    makecontext(&fiber_, entry, 0);
-    active_ = true;
+  // Switches to the fiber: the first time (or after reset) entry() starts on the fiber's
+  // stack; afterwards the fiber continues from its last yield(). Returns when it yields.
+  // entry never returns: it loops, yielding after each piece of work, so that one
+  // makecontext serves every script (each context operation costs a system call).
+  void run(void (*entry)()) {
+    if (!ready_) {
+      if (!stack_) map_stack();
+      int rc = getcontext(&fiber_);
+      REDLAB_ASSERT(rc == 0 && "getcontext");
+      fiber_.uc_stack.ss_sp = stack_ + guard_bytes_;
+      fiber_.uc_stack.ss_size = kFiberStackBytes;
+      fiber_.uc_link = nullptr;
+      makecontext(&fiber_, entry, 0);
+      ready_ = true;
+    }
     switch_in();
   }
-  // Continues a fiber that yielded.
-  void resume() {
-    REDLAB_ASSERT(active_ && "resume of a fiber that is not running");
-    switch_in();
-  }
-  // On the fiber, first thing.
+  // On the fiber, first thing after a fresh start.
   void entered() {
 #ifdef REDLAB_FIBER_ASAN
     __sanitizer_finish_switch_fiber(nullptr, &caller_bottom_, &caller_size_);
 #endif
   }
-  // On the fiber: back to whoever called start() or resume().
+  // On the fiber: back to whoever called run().
   void yield() {
 #ifdef REDLAB_FIBER_ASAN
     __sanitizer_start_switch_fiber(&fiber_fake_stack_, caller_bottom_, caller_size_);
@@ -166,18 +166,11 @@ class Fiber {
     __sanitizer_finish_switch_fiber(fiber_fake_stack_, &caller_bottom_, &caller_size_);
 #endif
   }
-  // On the fiber, last thing: its stack is free for the next start().
-  [[noreturn]] void finish() {
-    active_ = false;
-#ifdef REDLAB_FIBER_ASAN
-    __sanitizer_start_switch_fiber(nullptr, caller_bottom_, caller_size_);
-#endif
-    setcontext(&caller_);
-    std::abort();  // setcontext does not return
+  // The fiber was left in the middle of a script that will never be resumed: the next run()
+  // starts afresh on the same stack.
+  void reset() {
+    ready_ = false;
   }
-  // A suspended script that will never be resumed (its server is going away).
-  void abandon() { active_ = false; }
-  bool active() const { return active_; }
 
  private:
   void map_stack() {
@@ -205,7 +198,7 @@ class Fiber {
   char* stack_ = nullptr;
   size_t mapped_bytes_ = 0;
   size_t guard_bytes_ = 0;
-  bool active_ = false;
+  bool ready_ = false;
   // AddressSanitizer's bookkeeping of which stack is current.
   [[maybe_unused]] void* caller_fake_stack_ = nullptr;
   [[maybe_unused]] void* fiber_fake_stack_ = nullptr;
@@ -236,7 +229,7 @@ struct ScriptingState {
   void close_lua();
 
   lua_State* lua = nullptr;
-  size_t lua_bytes = 0;  // the Lua heap, bounded by kLuaMemoryMaxBytes
+  size_t lua_bytes = 0;         // the Lua heap, bounded by kLuaMemoryMaxBytes
   int globals_ref = LUA_NOREF;  // the real globals table behind the read-only _G
   int errh_ref = LUA_NOREF;     // __redis__err__handler
   int proxies_ref = LUA_NOREF;  // every read-only proxy, to undo raw writes into them
@@ -270,8 +263,8 @@ class ScriptJob final : public LongRunning {
   enum class Kill : uint8_t { None, User, Limit };
 
   ScriptJob(std::shared_ptr<ScriptingState> state, Server& server, ClientId client, int db,
-            std::string_view sha, int func_ref, const Argv& argv, size_t numkeys,
-            bool read_only, bool deliver, TimeUs base_cost_us)
+            std::string_view sha, int func_ref, const Argv& argv, size_t numkeys, bool read_only,
+            bool deliver, TimeUs base_cost_us)
       : state_(std::move(state)),
         server_(&server),
         client_(client),
@@ -281,7 +274,7 @@ class ScriptJob final : public LongRunning {
         read_only_(read_only),
         deliver_(deliver),
         used_ns_(base_cost_us * 1000),
-        limit_ns_(server.script_call_limit_us * 1000) {
+        limit_ns_(std::clamp<TimeUs>(server.script_call_limit_us, 0, INT64_MAX / 1000) * 1000) {
     std::memcpy(sha_, sha.data(), 40);
     sha_[40] = '\0';
     // KEYS and ARGV: argv[3 .. 3+numkeys) and the rest.
@@ -292,7 +285,7 @@ class ScriptJob final : public LongRunning {
     if (state_->running == this) {
       // Destroyed while suspended (its server is going away): the Lua state still has the
       // script's frames on the abandoned stack, so it is closed and reopened on next use.
-      state_->fiber.abandon();
+      state_->fiber.reset();
       state_->running = nullptr;
       state_->close_lua();
     }
@@ -310,10 +303,8 @@ class ScriptJob final : public LongRunning {
       start_us_ = now_us;
       REDLAB_ASSERT(state_->running == nullptr && "one script at a time per server");
       state_->running = this;
-      state_->fiber.start(&ScriptJob::fiber_main);
-    } else {
-      state_->fiber.resume();
     }
+    state_->fiber.run(&ScriptJob::fiber_main);
     t_job = saved;
     int64_t total_us = used_ns_ / 1000;
     TimeUs used_us = total_us - reported_us_;
@@ -359,8 +350,8 @@ class ScriptJob final : public LongRunning {
   bool resp3_ = false;  // redis.setresp(3): null replies become nil instead of false
   Kill kill_ = Kill::None;
   TimeUs start_us_ = 0;
-  int64_t used_ns_;       // virtual time used so far
-  int64_t limit_ns_;      // past this the script is stopped even if it wrote
+  int64_t used_ns_;   // virtual time used so far
+  int64_t limit_ns_;  // past this the script is stopped even if it wrote
   int64_t slice_end_ns_ = 0;
   int64_t reported_us_ = 0;
   Reply result_;
@@ -437,8 +428,12 @@ void push_tostring(lua_State* L, int idx) {
       lua_pushlstring(L, s, n);
       break;
     }
-    case LUA_TBOOLEAN: lua_pushstring(L, lua_toboolean(L, idx) ? "true" : "false"); break;
-    case LUA_TNIL: lua_pushliteral(L, "nil"); break;
+    case LUA_TBOOLEAN:
+      lua_pushstring(L, lua_toboolean(L, idx) ? "true" : "false");
+      break;
+    case LUA_TNIL:
+      lua_pushliteral(L, "nil");
+      break;
     default:
       lua_pushfstring(L, "%s: %p", luaL_typename(L, idx), lua_topointer(L, idx));
       break;
@@ -491,9 +486,15 @@ void push_reply(lua_State* L, const Reply& r, bool resp3) {
       lua_pushlstring(L, r.str.data(), r.str.size());
       lua_rawset(L, -3);
       break;
-    case Reply::Kind::Error: push_error(L, r.str.data(), r.str.size(), true, true); break;
-    case Reply::Kind::Integer: lua_pushnumber(L, static_cast<lua_Number>(r.integer)); break;
-    case Reply::Kind::Bulk: lua_pushlstring(L, r.str.data(), r.str.size()); break;
+    case Reply::Kind::Error:
+      push_error(L, r.str.data(), r.str.size(), true, true);
+      break;
+    case Reply::Kind::Integer:
+      lua_pushnumber(L, static_cast<lua_Number>(r.integer));
+      break;
+    case Reply::Kind::Bulk:
+      lua_pushlstring(L, r.str.data(), r.str.size());
+      break;
     case Reply::Kind::Nil:
     case Reply::Kind::NilArray:
       if (resp3) {
@@ -520,22 +521,8 @@ bool table_field_is(lua_State* L, const char* field, int type) {
   return false;
 }
 
-// The value on top of the stack as a Redis reply (luaReplyToRedisReply), popping it. The
-// stack discipline is Redis' own, so a self-referencing table nests exactly as deep before
-// "reached lua stack limit". Only references live in these frames (a Lua error may unwind
-// them), and out belongs to the job.
-void lua_to_reply(lua_State* L, Reply& out, size_t& budget) {
-  if (!lua_checkstack(L, 4)) {
-    out = Reply::error("ERR reached lua stack limit");
-    lua_pop(L, 1);
-    return;
-  }
-  if (budget == 0) {
-    out = Reply::nil();
-    lua_pop(L, 1);
-    return;
-  }
-  budget--;
+// A string, boolean, number or other non-table value as a reply (the value stays on the stack).
+[[gnu::noinline]] void scalar_to_reply(lua_State* L, Reply& out) {
   switch (lua_type(L, -1)) {
     case LUA_TSTRING: {
       size_t n = 0;
@@ -550,114 +537,145 @@ void lua_to_reply(lua_State* L, Reply& out, size_t& budget) {
     case LUA_TNUMBER:
       out = Reply::integer_reply(lua_number_to_int64(lua_tonumber(L, -1)));
       break;
-    case LUA_TTABLE: {
-      if (table_field_is(L, "err", LUA_TSTRING)) {
-        lua_pop(L, 1);
-        lua_getfield(L, -1, "err");
-        const char* msg = lua_tostring(L, -1);
-        out.kind = Reply::Kind::Error;
-        out.str.assign("-");
-        out.str.append(msg ? msg : "");
-        lua_pop(L, 2);
-        sanitize_error(out.str);
-        return;
-      }
-      if (table_field_is(L, "ok", LUA_TSTRING)) {
-        out.kind = Reply::Kind::Status;
-        out.str.assign(lua_tostring(L, -1));  // a C string, as sdsnew() takes it
-        for (char& ch : out.str)
-          if (ch == '\r' || ch == '\n') ch = ' ';
-        lua_pop(L, 2);
-        return;
-      }
-      if (table_field_is(L, "double", LUA_TNUMBER)) {
-        double d = lua_tonumber(L, -1);
-        char buf[64];
-        if (std::isinf(d)) {
-          std::snprintf(buf, sizeof buf, "%s", d > 0 ? "inf" : "-inf");
-        } else {
-          std::snprintf(buf, sizeof buf, "%.17g", d);
-        }
-        out.kind = Reply::Kind::Bulk;
-        out.str.assign(buf);
-        lua_pop(L, 2);
-        return;
-      }
-      if (table_field_is(L, "big_number", LUA_TSTRING)) {
+    default:
+      out = Reply::nil();
+      break;
+  }
+}
+
+// The single-field tables: {err=}, {ok=}, {double=}, {big_number=}, {verbatim_string=}.
+// Returns true, with the table popped, if the table on top is one of them.
+[[gnu::noinline]] bool special_table_to_reply(lua_State* L, Reply& out) {
+  if (table_field_is(L, "err", LUA_TSTRING)) {
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "err");
+    const char* msg = lua_tostring(L, -1);
+    out.kind = Reply::Kind::Error;
+    out.str.assign("-");
+    out.str.append(msg ? msg : "");
+    lua_pop(L, 2);
+    sanitize_error(out.str);
+    return true;
+  }
+  if (table_field_is(L, "ok", LUA_TSTRING)) {
+    out.kind = Reply::Kind::Status;
+    out.str.assign(lua_tostring(L, -1));  // a C string, as sdsnew() takes it
+    for (char& ch : out.str)
+      if (ch == '\r' || ch == '\n') ch = ' ';
+    lua_pop(L, 2);
+    return true;
+  }
+  if (table_field_is(L, "double", LUA_TNUMBER)) {
+    double d = lua_tonumber(L, -1);
+    char buf[64];
+    if (std::isinf(d)) {
+      std::snprintf(buf, sizeof buf, "%s", d > 0 ? "inf" : "-inf");
+    } else {
+      std::snprintf(buf, sizeof buf, "%.17g", d);
+    }
+    out.kind = Reply::Kind::Bulk;
+    out.str.assign(buf);
+    lua_pop(L, 2);
+    return true;
+  }
+  if (table_field_is(L, "big_number", LUA_TSTRING)) {
+    size_t n = 0;
+    const char* s = lua_tolstring(L, -1, &n);
+    out.kind = Reply::Kind::Bulk;
+    out.str.assign(s, n);
+    for (char& ch : out.str)
+      if (ch == '\r' || ch == '\n') ch = ' ';
+    lua_pop(L, 2);
+    return true;
+  }
+  if (table_field_is(L, "verbatim_string", LUA_TTABLE)) {
+    if (table_field_is(L, "format", LUA_TSTRING)) {
+      lua_pushstring(L, "string");
+      lua_rawget(L, -3);
+      if (lua_type(L, -1) == LUA_TSTRING) {
         size_t n = 0;
         const char* s = lua_tolstring(L, -1, &n);
         out.kind = Reply::Kind::Bulk;
         out.str.assign(s, n);
-        for (char& ch : out.str)
-          if (ch == '\r' || ch == '\n') ch = ' ';
-        lua_pop(L, 2);
-        return;
+        lua_pop(L, 4);
+        return true;
       }
-      if (table_field_is(L, "verbatim_string", LUA_TTABLE)) {
-        bool format = table_field_is(L, "format", LUA_TSTRING);
-        if (format) {
-          lua_pushstring(L, "string");
-          lua_rawget(L, -3);
-          if (lua_type(L, -1) == LUA_TSTRING) {
-            size_t n = 0;
-            const char* s = lua_tolstring(L, -1, &n);
-            out.kind = Reply::Kind::Bulk;
-            out.str.assign(s, n);
-            lua_pop(L, 4);
-            return;
-          }
-          lua_pop(L, 2);
-        }
+      lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+  }
+  return false;
+}
+
+[[gnu::noinline]] void stack_limit_reply(Reply& out) {
+  out = Reply::error("ERR reached lua stack limit");
+}
+
+// The value on top of the stack as a Redis reply (luaReplyToRedisReply), popping it. The
+// stack discipline is Redis' own, so a self-referencing table nests exactly as deep before
+// "reached lua stack limit" (7995 levels). This frame recurses that deep, so it holds only
+// references (a Lua error may also unwind it); out belongs to the job.
+void lua_to_reply(lua_State* L, Reply& out, size_t& budget) {
+  if (!lua_checkstack(L, 4)) {
+    stack_limit_reply(out);
+    lua_pop(L, 1);
+    return;
+  }
+  if (budget == 0) {
+    out.kind = Reply::Kind::Nil;
+    lua_pop(L, 1);
+    return;
+  }
+  budget--;
+  if (lua_type(L, -1) != LUA_TTABLE) {
+    scalar_to_reply(L, out);
+    lua_pop(L, 1);
+    return;
+  }
+  if (special_table_to_reply(L, out)) return;
+  out.kind = Reply::Kind::Array;
+  out.elements.clear();
+  if (table_field_is(L, "map", LUA_TTABLE)) {
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      if (budget == 0) {
+        lua_pop(L, 2);
+        break;
+      }
+      lua_pushvalue(L, -2);
+      out.elements.emplace_back();
+      lua_to_reply(L, out.elements.back(), budget);
+      out.elements.emplace_back();
+      lua_to_reply(L, out.elements.back(), budget);
+    }
+    lua_pop(L, 2);
+    return;
+  }
+  if (table_field_is(L, "set", LUA_TTABLE)) {
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      lua_pop(L, 1);
+      if (budget == 0) {
         lua_pop(L, 1);
+        break;
       }
-      if (table_field_is(L, "map", LUA_TTABLE)) {
-        out = Reply::array();
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-          if (budget == 0) {
-            lua_pop(L, 2);
-            break;
-          }
-          lua_pushvalue(L, -2);
-          out.elements.emplace_back();
-          lua_to_reply(L, out.elements.back(), budget);
-          out.elements.emplace_back();
-          lua_to_reply(L, out.elements.back(), budget);
-        }
-        lua_pop(L, 2);
-        return;
-      }
-      if (table_field_is(L, "set", LUA_TTABLE)) {
-        out = Reply::array();
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-          lua_pop(L, 1);
-          if (budget == 0) {
-            lua_pop(L, 1);
-            break;
-          }
-          lua_pushvalue(L, -1);
-          out.elements.emplace_back();
-          lua_to_reply(L, out.elements.back(), budget);
-        }
-        lua_pop(L, 2);
-        return;
-      }
-      out = Reply::array();
-      // Bounded: a Lua table holds fewer than kLuaMemoryMaxBytes elements.
-      for (int j = 1;; j++) {
-        lua_pushnumber(L, j);
-        lua_rawget(L, -2);
-        if (lua_type(L, -1) == LUA_TNIL || budget == 0) {
-          lua_pop(L, 1);
-          break;
-        }
-        out.elements.emplace_back();
-        lua_to_reply(L, out.elements.back(), budget);
-      }
+      lua_pushvalue(L, -1);
+      out.elements.emplace_back();
+      lua_to_reply(L, out.elements.back(), budget);
+    }
+    lua_pop(L, 2);
+    return;
+  }
+  // Bounded: a Lua table holds fewer than kLuaMemoryMaxBytes elements.
+  for (int j = 1;; j++) {
+    lua_pushnumber(L, j);
+    lua_rawget(L, -2);
+    if (lua_type(L, -1) == LUA_TNIL || budget == 0) {
+      lua_pop(L, 1);
       break;
     }
-    default: out = Reply::nil(); break;
+    out.elements.emplace_back();
+    lua_to_reply(L, out.elements.back(), budget);
   }
   lua_pop(L, 1);
 }
@@ -729,8 +747,12 @@ int redis_generic_call(lua_State* L, bool raise) {
   return 1;
 }
 
-int redis_call(lua_State* L) { return redis_generic_call(L, true); }
-int redis_pcall(lua_State* L) { return redis_generic_call(L, false); }
+int redis_call(lua_State* L) {
+  return redis_generic_call(L, true);
+}
+int redis_pcall(lua_State* L) {
+  return redis_generic_call(L, false);
+}
 
 int redis_sha1hex(lua_State* L) {
   if (lua_gettop(L) != 1) {
@@ -829,7 +851,9 @@ int redis_breakpoint(lua_State* L) {
   return 1;
 }
 
-int redis_debug(lua_State*) { return 0; }
+int redis_debug(lua_State*) {
+  return 0;
+}
 
 int redis_acl_check_cmd(lua_State* L) {
   ScriptJob* job = t_job;
@@ -895,7 +919,9 @@ int math_random(lua_State* L) {
   constexpr uint32_t kMax = 2147483647;  // REDIS_LRAND48_MAX
   double r = static_cast<double>(rand48_next(upvalue_state(L)) % kMax) / kMax;
   switch (lua_gettop(L)) {
-    case 0: lua_pushnumber(L, r); break;
+    case 0:
+      lua_pushnumber(L, r);
+      break;
     case 1: {
       int u = luaL_checkint(L, 1);
       luaL_argcheck(L, 1 <= u, 1, "interval is empty");
@@ -909,7 +935,8 @@ int math_random(lua_State* L) {
       lua_pushnumber(L, std::floor(r * (u - l + 1)) + l);
       break;
     }
-    default: return luaL_error(L, "wrong number of arguments");
+    default:
+      return luaL_error(L, "wrong number of arguments");
   }
   return 1;
 }
@@ -940,8 +967,12 @@ int bit_push(lua_State* L, uint32_t b) {
   return 1;
 }
 
-int bit_tobit(lua_State* L) { return bit_push(L, bit_arg(L, 1)); }
-int bit_bnot(lua_State* L) { return bit_push(L, ~bit_arg(L, 1)); }
+int bit_tobit(lua_State* L) {
+  return bit_push(L, bit_arg(L, 1));
+}
+int bit_bnot(lua_State* L) {
+  return bit_push(L, ~bit_arg(L, 1));
+}
 int bit_bswap(lua_State* L) {
   uint32_t b = bit_arg(L, 1);
   return bit_push(L, (b >> 24) | ((b >> 8) & 0xff00) | ((b & 0xff00) << 8) | (b << 24));
@@ -962,11 +993,21 @@ int bit_shift(lua_State* L) {
   uint32_t b = bit_arg(L, 1);
   uint32_t n = bit_arg(L, 2) & 31;
   switch (kOp) {
-    case 0: b = b << n; break;
-    case 1: b = b >> n; break;
-    case 2: b = static_cast<uint32_t>(static_cast<int32_t>(b) >> n); break;
-    case 3: b = n == 0 ? b : (b << n) | (b >> (32 - n)); break;
-    case 4: b = n == 0 ? b : (b >> n) | (b << (32 - n)); break;
+    case 0:
+      b = b << n;
+      break;
+    case 1:
+      b = b >> n;
+      break;
+    case 2:
+      b = static_cast<uint32_t>(static_cast<int32_t>(b) >> n);
+      break;
+    case 3:
+      b = n == 0 ? b : (b << n) | (b >> (32 - n));
+      break;
+    case 4:
+      b = n == 0 ? b : (b >> n) | (b << (32 - n));
+      break;
   }
   return bit_push(L, b);
 }
@@ -1019,7 +1060,9 @@ int readonly_error(lua_State* L) {
 }
 
 // __newindex of every proxy: raised at the Lua code that assigns.
-int readonly_newindex(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+int readonly_newindex(lua_State* L) {
+  return luaL_error(L, "Attempt to modify a readonly table");
+}
 
 // __index of the real globals table.
 int nonexistent_global(lua_State* L) {
@@ -1091,7 +1134,8 @@ int sandbox_setmetatable(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_argcheck(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table expected");
   if (is_proxy(L, 1)) return readonly_error(L);
-  if (luaL_getmetafield(L, 1, "__metatable")) return luaL_error(L, "cannot change a protected metatable");
+  if (luaL_getmetafield(L, 1, "__metatable"))
+    return luaL_error(L, "cannot change a protected metatable");
   lua_settop(L, 2);
   lua_setmetatable(L, 1);
   return 1;
@@ -1212,6 +1256,8 @@ int init_sandbox(lua_State* L) {
   set_function(L, "bswap", bit_bswap);
   set_function(L, "tohex", bit_tohex);
   lua_setfield(L, globals, "bit");
+  push_cjson_library(L);
+  lua_setfield(L, globals, "cjson");
 
   // redis
   lua_newtable(L);
@@ -1242,7 +1288,7 @@ int init_sandbox(lua_State* L) {
   lua_setfield(L, globals, "redis");
 
   // Read-only library tables.
-  for (const char* name : {"string", "math", "table", "coroutine", "redis", "bit"}) {
+  for (const char* name : {"string", "math", "table", "coroutine", "redis", "bit", "cjson"}) {
     lua_getfield(L, globals, name);
     make_proxy(L, proxies, views, list, 0);
     lua_setfield(L, globals, name);
@@ -1433,13 +1479,17 @@ void ScriptJob::run_on_fiber() {
   }
 }
 
+// The fiber's loop: one script per turn. t_job is the job that switched in.
 void ScriptJob::fiber_main() {
-  ScriptJob* job = t_job;
-  REDLAB_ASSERT(job && "a fiber starts for a job");
-  job->state_->fiber.entered();
-  job->run_on_fiber();
-  job->finished_ = true;
-  job->state_->fiber.finish();
+  t_job->state_->fiber.entered();
+  // Bounded by the scripts the server runs; between them the fiber waits in yield().
+  while (true) {
+    ScriptJob* job = t_job;
+    REDLAB_ASSERT(job && job->state_->running == job && "the fiber runs its server's job");
+    job->run_on_fiber();
+    job->finished_ = true;
+    job->state_->fiber.yield();
+  }
 }
 
 void ScriptJob::count_hook(lua_State* L, lua_Debug* ar) {
@@ -1450,8 +1500,7 @@ void ScriptJob::count_hook(lua_State* L, lua_Debug* ar) {
     if (job->kill_ == Kill::None && job->used_ns_ > job->limit_ns_) job->kill_ = Kill::Limit;
     // The server's turn: it answers other clients and resumes us later (or never, if the
     // server goes away).
-    if (job->kill_ == Kill::None && job->used_ns_ >= job->slice_end_ns_)
-      job->state_->fiber.yield();
+    if (job->kill_ == Kill::None && job->used_ns_ >= job->slice_end_ns_) job->state_->fiber.yield();
   }
   if (job->kill_ != Kill::None) {
     // From now on at every line, so that a pcall cannot keep the script alive.
@@ -1640,10 +1689,18 @@ void eval_generic(Ctx& c, bool by_sha, bool ro_command) {
       c.now_us);
 }
 
-void eval_command(Ctx& c) { eval_generic(c, false, false); }
-void evalsha_command(Ctx& c) { eval_generic(c, true, false); }
-void eval_ro_command(Ctx& c) { eval_generic(c, false, true); }
-void evalsha_ro_command(Ctx& c) { eval_generic(c, true, true); }
+void eval_command(Ctx& c) {
+  eval_generic(c, false, false);
+}
+void evalsha_command(Ctx& c) {
+  eval_generic(c, true, false);
+}
+void eval_ro_command(Ctx& c) {
+  eval_generic(c, false, true);
+}
+void evalsha_ro_command(Ctx& c) {
+  eval_generic(c, true, true);
+}
 
 void script_help(Ctx& c) {
   static const char* const kLines[] = {

@@ -4,6 +4,8 @@
 // scripting.cpp.
 #include "sim/fake/server.h"
 
+#include "sim/core/assert.h"
+
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -84,7 +86,7 @@ void Ctx::reply_arity_error(std::string_view fullname) {
 
 void Ctx::block(std::vector<std::string> keys, TimeUs timeout_us, Reply timeout_reply,
                 std::shared_ptr<void> extra) {
-  assert(can_block() && "blocking commands answer at once inside MULTI and scripts");
+  REDLAB_ASSERT(can_block() && "blocking commands answer at once inside MULTI and scripts");
   blocked_now = true;
   if (retrying) {
     // Keep the original place in the queue and the original deadline.
@@ -150,7 +152,7 @@ bool Ctx::delete_key(std::string_view key) {
 void Ctx::set_expire(std::string_view key, int64_t at_ms) {
   Db& d = db();
   auto it = d.dict.find(key);
-  assert(it != d.dict.end() && "set_expire on a missing key");
+  REDLAB_ASSERT(it != d.dict.end() && "set_expire on a missing key");
   if (it->second.expire_at_ms >= 0) d.expires.erase({it->second.expire_at_ms, std::string(key)});
   it->second.expire_at_ms = at_ms;
   d.expires.emplace(at_ms, std::string(key));
@@ -219,7 +221,7 @@ bool Ctx::timeout_arg(size_t i, TimeUs& out) {
 // ---------------------------------------------------------------------------------------
 
 Server::Server(ServerOptions options) : options_(std::move(options)) {
-  assert(options_.databases > 0);
+  REDLAB_ASSERT(options_.databases > 0);
   dbs_.resize(static_cast<size_t>(options_.databases));
   register_string_commands(commands_);
   register_key_commands(commands_);
@@ -256,7 +258,7 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {
 Server::~Server() = default;
 
 const CommandSpec* Server::find_command(std::string_view name) const {
-  char buf[32];
+  char buf[32] = {};  // zeroed: an empty name would hash no bytes, but -O3 cannot tell
   if (name.size() >= sizeof buf) return nullptr;
   for (size_t i = 0; i < name.size(); i++) {
     char ch = name[i];
@@ -385,6 +387,13 @@ std::vector<std::pair<ClientId, TimeUs>> Server::take_closed() {
   std::vector<std::pair<ClientId, TimeUs>> out;
   out.swap(closed_);
   return out;
+}
+
+size_t Server::pending_commands(ClientId id) const {
+  size_t n = 0;
+  for (const Pending& p : queue_)
+    if (p.client == id) n++;
+  return n;
 }
 
 void Server::client_read(ClientId id, int64_t bytes) {
@@ -598,7 +607,7 @@ void Server::handle_ready_keys(TimeUs now_us) {
         Client* c = client(id);
         if (!c || !c->blocked) continue;
         const CommandSpec* spec = find_command(c->block.argv[0]);
-        assert(spec && "a blocked command is always a known command");
+        REDLAB_ASSERT(spec && "a blocked command is always a known command");
         Argv argv = c->block.argv;
         c->block.ready_key = key.second;
         int saved_db = c->db;
@@ -704,23 +713,28 @@ void Server::run_command(Client& c, const CommandSpec& spec, const Argv& argv, T
 void Server::execute(Client& c, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink,
                      bool in_exec, bool in_script) {
   const CommandSpec* spec = find_command(argv[0]);
-  assert(spec && "EXEC and scripts check the command before executing it");
+  REDLAB_ASSERT(spec && "EXEC and scripts check the command before executing it");
   bool blocked = false;
   run_command(c, *spec, argv, now_us, sink, in_exec, in_script, false, blocked);
-  assert(!blocked && "nothing blocks inside EXEC or a script");
+  REDLAB_ASSERT(!blocked && "nothing blocks inside EXEC or a script");
 }
 
 namespace {
 
 std::string unknown_command_error(const Argv& argv) {
   // processCommand: "unknown command '%.128s', with args beginning with: " + "'%.*s' "...
-  std::string name = argv[0].substr(0, 128);
+  // (appends with explicit lengths: GCC 12 -O3 misreads the operator+ chain, -Wrestrict)
   std::string args;
   for (size_t i = 1; i < argv.size() && args.size() < 128; i++) {
     size_t room = 128 - args.size();
-    args += "'" + argv[i].substr(0, room) + "' ";
+    args.push_back('\'');
+    args.append(argv[i], 0, std::min(room, argv[i].size()));
+    args.append("' ");
   }
-  std::string msg = "ERR unknown command '" + name + "', with args beginning with: " + args;
+  std::string msg = "ERR unknown command '";
+  msg.append(argv[0], 0, std::min<size_t>(128, argv[0].size()));
+  msg.append("', with args beginning with: ");
+  msg.append(args);
   // Error replies must not contain newlines (rejectCommand sanitizes them).
   for (char& ch : msg)
     if (ch == '\r' || ch == '\n') ch = ' ';
@@ -773,7 +787,7 @@ std::string subcommand_error(const CommandSpec& spec, const Argv& argv) {
     std::array<uint32_t, 256> lengths{};
     for (const auto& sc : kSubcommands) {
       std::string_view name = sc.container;
-      assert(!name.empty() && name.size() < 32);
+      REDLAB_ASSERT(!name.empty() && name.size() < 32);
       lengths[static_cast<unsigned char>(name[0])] |= 1u << name.size();
     }
     return lengths;
@@ -940,7 +954,7 @@ void Server::serve_while_busy(TimeUs now_us) {
 }
 
 void Server::start_long_running(ClientId id, std::unique_ptr<LongRunning> job, TimeUs now_us) {
-  assert(!running_ && "one script at a time: the server is single-threaded");
+  REDLAB_ASSERT(!running_ && "one script at a time: the server is single-threaded");
   running_ = std::move(job);
   running_client_ = id;
   running_started_us_ = now_us;
@@ -951,7 +965,7 @@ void Server::resume_long_running(TimeUs now_us) {
   constexpr TimeUs kSliceUs = 1000;
   bool done = false;
   TimeUs used = running_->resume(*this, now_us, kSliceUs, done);
-  assert(used >= 0);
+  REDLAB_ASSERT(used >= 0);
   TimeUs end = now_us + std::max<TimeUs>(used, 1);
   if (done) {
     running_.reset();
@@ -966,6 +980,9 @@ void Server::resume_long_running(TimeUs now_us) {
       observer(ServerEvent{ServerEvent::Kind::ScriptBusy, end, end, running_client_,
                            "script past busy-reply-threshold"});
     serve_while_busy(end);
+    // Answering them took server time: the script resumes after (SCRIPT KILL's OK leaves
+    // before the killed script's error).
+    running_next_us_ = std::max(running_next_us_, busy_until_us_);
   }
 }
 

@@ -288,6 +288,10 @@ class Server {
   std::vector<std::pair<ClientId, TimeUs>> take_closed();
   // The client read `bytes` of its output (for client-output-buffer-limit).
   void client_read(ClientId id, int64_t bytes);
+  // Commands of this client that arrived but were not served yet. A connection closed by its
+  // client still has them run first (Redis reads the bytes before the EOF); the network uses
+  // this to deliver a close after them.
+  size_t pending_commands(ClientId id) const;
 
   // ---- Immediate use (benchmarks, unit tests, fuzzing) ----
   // Runs one command now, at the current virtual time, and returns the caller's replies

@@ -10,7 +10,9 @@
 namespace redlab::fake {
 namespace {
 
-inline uint32_t rotl(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
+inline uint32_t rotl(uint32_t x, int n) {
+  return (x << n) | (x >> (32 - n));
+}
 
 }  // namespace
 

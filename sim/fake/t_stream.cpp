@@ -952,7 +952,8 @@ void xread_generic(Ctx& c, bool group_mode) {
   if (streams_arg == 0) return c.reply_error(err::kSyntax);
   if (group_mode && !group_name) return c.reply_error("ERR Missing GROUP option for XREADGROUP");
 
-  // A re-run after a wake-up: the key may be gone or hold another type now.
+  // A re-run XREAD waits past the IDs resolved when it first blocked. (A re-run may also find
+  // its key gone or holding another type: XREAD then keeps waiting, XREADGROUP fails.)
   const XreadWait* waited = nullptr;
   if (c.retrying && c.client.block.extra)
     waited = static_cast<const XreadWait*>(c.client.block.extra.get());

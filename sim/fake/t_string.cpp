@@ -76,22 +76,34 @@ bool get_generic(Ctx& c, const std::string& key) {
   return true;
 }
 
+// The replies SET's variants give: OK/nil for SET, SETEX, PSETEX; 1/0 for SETNX.
+enum class SetReplies { OkNil, OneZero };
+
 void set_generic(Ctx& c, uint32_t flags, const std::string& key, const std::string& value,
-                 const std::string* expire_arg, Reply ok_reply, Reply abort_reply) {
+                 const std::string* expire_arg, SetReplies replies) {
   int64_t expire_ms = -1;
   if (expire_arg && !expire_ms_or_reply(c, *expire_arg, flags, expire_ms)) return;
   if (flags & kGet) {
     if (!get_generic(c, key)) return;
   }
-  bool found = c.lookup_write(key) != nullptr;
+  // One lookup serves the NX/XX test and the write (SET is the hottest write).
+  Entry* existing = c.lookup_write(key);
+  bool found = existing != nullptr;
   if (((flags & kNx) && found) || ((flags & kXx) && !found)) {
-    if (!(flags & kGet)) c.reply(std::move(abort_reply));
+    if (!(flags & kGet))
+      c.reply(replies == SetReplies::OkNil ? Reply::nil() : Reply::integer_reply(0));
     return;
   }
-  c.set_key(key, Value{value}, flags & kKeepTtl);
+  if (existing && existing->value.type() == ValueType::String) {
+    std::get<std::string>(existing->value.data).assign(value);
+    if (!(flags & kKeepTtl) && existing->expire_at_ms >= 0) c.remove_expire(key);
+  } else {
+    c.set_key(key, Value{value}, flags & kKeepTtl);
+  }
   c.signal_modified(key);
   if (expire_ms >= 0) c.set_expire(key, expire_ms);
-  if (!(flags & kGet)) c.reply(std::move(ok_reply));
+  if (!(flags & kGet))
+    c.reply(replies == SetReplies::OkNil ? Reply::ok() : Reply::integer_reply(1));
 }
 
 void get_command(Ctx& c) {
@@ -134,20 +146,19 @@ void set_command(Ctx& c) {
       return;
     }
   }
-  set_generic(c, flags, c.arg(1), c.arg(2), expire, Reply::ok(), Reply::nil());
+  set_generic(c, flags, c.arg(1), c.arg(2), expire, SetReplies::OkNil);
 }
 
 void setnx_command(Ctx& c) {
-  set_generic(c, kNx, c.arg(1), c.arg(2), nullptr, Reply::integer_reply(1),
-              Reply::integer_reply(0));
+  set_generic(c, kNx, c.arg(1), c.arg(2), nullptr, SetReplies::OneZero);
 }
 
 void setex_command(Ctx& c) {
-  set_generic(c, kEx, c.arg(1), c.arg(3), &c.arg(2), Reply::ok(), Reply::nil());
+  set_generic(c, kEx, c.arg(1), c.arg(3), &c.arg(2), SetReplies::OkNil);
 }
 
 void psetex_command(Ctx& c) {
-  set_generic(c, kPx, c.arg(1), c.arg(3), &c.arg(2), Reply::ok(), Reply::nil());
+  set_generic(c, kPx, c.arg(1), c.arg(3), &c.arg(2), SetReplies::OkNil);
 }
 
 void getset_command(Ctx& c) {

@@ -8,13 +8,27 @@
 //   :close      drop the current client and connect a new one in its place
 // Between commands virtual time advances by 1 ms, through Server::advance, as in a run.
 //
+// Two modes, as the server has two entry points. By default each command goes through
+// Server::call_all (immediate use: tests, benchmarks). An input whose first line is #async
+// submits each command with Server::submit instead, so that commands queue, wait behind a
+// DEBUG SLEEP, get BUSY while a script runs and are answered later through take_outputs
+// (event-driven use: scenarios, the repl). The modes are not mixed in one input: no host
+// does that.
+//
+// To see what an input does (a finding, a corpus file), replay it with REDLAB_FUZZ_TRACE=1:
+//   REDLAB_FUZZ_TRACE=1 build/tests/fuzz_replay_fake_dispatch crash-file
+// prints each command and every reply and push, as redlab repl would.
+//
 // What counts as a bug: a crash, a sanitizer report, a hang (libFuzzer -timeout), and a
 // reply that could not be put on the wire: an error or status line holding \r or \n (Redis
-// sanitizes those, see addReplyErrorLength), an empty error. These are checked with
+// sanitizes those, see addReplyErrorLength), an empty error; and an output stamped earlier
+// than a time the host had already advanced to. These are checked with
 // __builtin_trap() so that they fire in every build type.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,7 +48,12 @@ constexpr size_t kCommandsMax = 256;
 constexpr size_t kClients = 4;
 constexpr fake::TimeUs kStepUs = 1000;                 // between two commands
 constexpr fake::TimeUs kSleepMaxUs = 120LL * 1000000;  // one :sleep at most
+constexpr fake::TimeUs kDrainUs = 30LL * 1000000;      // after the last command
 constexpr fake::TimeUs kScriptLimitUs = 2LL * 1000;    // ~400k Lua instructions, then killed
+// #async: a script may run past busy-reply-threshold (lowered to this) before it is killed,
+// so that other clients get BUSY and SCRIPT KILL has something to kill.
+constexpr fake::TimeUs kAsyncScriptLimitUs = 8LL * 1000;
+constexpr const char* kAsyncBusyThresholdMs = "2";
 constexpr int kReplyDepthMax = 64;
 
 void check_reply(const Reply& r, int depth) {
@@ -75,20 +94,29 @@ bool too_costly(const fake::Argv& argv) {
   return false;
 }
 
+void trace_line(const char* prefix, const std::string& text) {
+  std::fprintf(stderr, "%s%s\n", prefix, text.c_str());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > kInputBytesMax) return 0;
   std::string_view input(reinterpret_cast<const char*>(data), size);
+  static const bool trace = std::getenv("REDLAB_FUZZ_TRACE") != nullptr;
+  const bool async = input.substr(0, 6) == "#async";
 
   fake::Server server;
-  server.script_call_limit_us = kScriptLimitUs;
+  server.script_call_limit_us = async ? kAsyncScriptLimitUs : kScriptLimitUs;
+  if (async) server.config()["busy-reply-threshold"] = kAsyncBusyThresholdMs;
   uint64_t observed = 0;
   server.observer = [&observed](const fake::ServerEvent& e) { observed += e.detail.size(); };
   fake::ClientId clients[kClients];
   for (auto& id : clients) id = server.connect(server.clock_us());
 
   size_t commands = 0;
+  // Time the host has taken the outputs up to: nothing may leave the server before it.
+  fake::TimeUs consumed_us = 0;
   size_t pos = 0;
   while (pos < input.size() && commands < kCommandsMax) {
     size_t end = input.find('\n', pos);
@@ -96,7 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string_view line = input.substr(pos, end - pos);
     pos = end + 1;
     auto args = redlab::split_args(line);
-    if (!args || args->empty()) continue;
+    if (!args || args->empty() || (*args)[0][0] == '#') continue;  // # comment (and #async)
     commands++;
 
     size_t who = 0;
@@ -107,6 +135,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     fake::ClientId id = clients[who];
     const std::string& name = (*args)[0];
+    if (trace) {
+      std::string line =
+          "@" + std::to_string(who) + " t=" + std::to_string(server.clock_us()) + "us";
+      for (const std::string& a : *args) line += " " + redlab::quote_repr(a);
+      trace_line("> ", line);
+    }
 
     if (name == ":sleep") {
       fake::TimeUs sleep_us = 0;
@@ -121,11 +155,35 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else if (!too_costly(*args)) {
       // A client the server closed (QUIT, CLIENT KILL) is replaced, as a pool would.
       if (!server.connected(id)) clients[who] = id = server.connect(server.clock_us());
-      for (const Reply& r : server.call_all(id, *args)) check_reply(r, 0);
+      if (async) {
+        server.submit(id, std::move(*args), server.clock_us());
+      } else {
+        for (const Reply& r : server.call_all(id, *args)) {
+          if (trace) trace_line("  ", redlab::format_short(r, 400));
+          check_reply(r, 0);
+        }
+      }
     }
     server.advance(server.clock_us() + kStepUs);
-    for (const fake::Output& out : server.take_outputs()) check_reply(out.reply, 0);
-    (void)server.take_closed();
+    for (const fake::Output& out : server.take_outputs()) {
+      if (out.at_us < consumed_us) __builtin_trap();
+      if (trace) {
+        trace_line("  later to client ", std::to_string(out.client) + " at " +
+                                             std::to_string(out.at_us) +
+                                             "us: " + redlab::format_short(out.reply, 400));
+      }
+      check_reply(out.reply, 0);
+    }
+    consumed_us = server.clock_us();
+    for (const auto& [closed, at_us] : server.take_closed()) {
+      if (trace) trace_line("  closed client ", std::to_string(closed));
+    }
+  }
+  // Let what is still queued or blocked run out (bounded: blocked clients may wait forever).
+  server.advance(server.clock_us() + kDrainUs);
+  for (const fake::Output& out : server.take_outputs()) {
+    if (out.at_us < consumed_us) __builtin_trap();
+    check_reply(out.reply, 0);
   }
   return 0;
 }

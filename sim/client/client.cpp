@@ -1,0 +1,347 @@
+// See client.h. The attempt loop is one function for the three kinds of call (a command, a
+// pipeline, a transaction pipeline), as go-redis' process and generalProcessPipeline share
+// withConn; they differ in what goes on the wire and how replies are read back.
+#include "sim/client/client.h"
+
+#include <algorithm>
+
+#include "sim/client/commands.h"
+#include "sim/core/assert.h"
+
+namespace redlab::client {
+
+struct Client::Call {
+  CallKind kind = CallKind::Single;
+  Context ctx;
+  std::vector<Argv> cmds;
+  int64_t attempt = 0;
+  PipelineDone done;
+};
+
+TimeUs retry_backoff_us(int64_t retry, TimeUs min_us, TimeUs max_us, Prng& prng,
+                        bool doubling_jitter) {
+  REDLAB_ASSERT(retry >= 0 && "RetryBackoff: not reached");
+  if (min_us <= 0) return 0;
+  // min << retry, or "overflow" (go-redis: d < minBackoff) past 62 bits.
+  bool overflow = retry >= 62 || min_us > (INT64_MAX >> retry);
+  if (overflow) return max_us;
+  TimeUs d = min_us << retry;
+  if (doubling_jitter) {
+    d += static_cast<TimeUs>(prng.uniform(static_cast<uint64_t>(d)));
+    return d > max_us ? max_us : d;
+  }
+  d = min_us + static_cast<TimeUs>(prng.uniform(static_cast<uint64_t>(d)));
+  if (d > max_us || d < min_us) d = max_us;
+  return d;
+}
+
+Client::Client(net::Process& process, net::Transport& transport, std::string server,
+               Options options, Trace* trace, uint64_t seed)
+    : process_(process),
+      transport_(transport),
+      server_(std::move(server)),
+      options_(std::move(options)),
+      tracer_(trace, process),
+      backoff_prng_(Prng(seed).derive(kBackoffStream)),
+      alive_(std::make_shared<bool>(true)) {
+  pool_ = std::make_unique<Pool>(process_, transport_, server_, options_, tracer_);
+}
+
+Client::~Client() {
+  *alive_ = false;
+}
+
+void Client::close() {
+  closed_ = true;
+  pool_->close();
+}
+
+// ---------------------------------------------------------------------------------------
+// The attempt loop (redis.go: process, _process, withConn, releaseConn;
+// generalProcessPipeline for pipelines)
+// ---------------------------------------------------------------------------------------
+
+void Client::do_command(const Context& ctx, Argv argv, Done done) {
+  auto call = std::make_shared<Call>();
+  call->kind = CallKind::Single;
+  call->ctx = ctx;
+  call->cmds.push_back(std::move(argv));
+  call->done = [done = std::move(done)](PipelineResult r) { done(std::move(r.results.at(0))); };
+  tracer_.event("call", -1, ctx.step, -1, command_line(call->cmds[0]));
+  run(std::move(call));
+}
+
+void Client::pipeline(const Context& ctx, std::vector<Argv> cmds, PipelineDone done) {
+  REDLAB_ASSERT(!cmds.empty() && "a pipeline has commands");
+  auto call = std::make_shared<Call>();
+  call->kind = CallKind::Pipeline;
+  call->ctx = ctx;
+  call->cmds = std::move(cmds);
+  call->done = std::move(done);
+  tracer_.event("call", -1, ctx.step, -1,
+                "pipeline of " + std::to_string(call->cmds.size()) + ": " +
+                    command_line(call->cmds[0]) + (call->cmds.size() > 1 ? " ..." : ""));
+  run(std::move(call));
+}
+
+void Client::tx_pipeline(const Context& ctx, std::vector<Argv> cmds, PipelineDone done) {
+  REDLAB_ASSERT(!cmds.empty() && "a transaction has commands");
+  auto call = std::make_shared<Call>();
+  call->kind = CallKind::Tx;
+  call->ctx = ctx;
+  call->cmds = std::move(cmds);
+  call->done = std::move(done);
+  tracer_.event("call", -1, ctx.step, -1,
+                "tx_pipeline of " + std::to_string(call->cmds.size()) + ": " +
+                    command_line(call->cmds[0]) + (call->cmds.size() > 1 ? " ..." : ""));
+  run(std::move(call));
+}
+
+void Client::run(std::shared_ptr<Call> call) {
+  attempt(std::move(call));
+}
+
+void Client::attempt(std::shared_ptr<Call> call) {
+  if (closed_) {
+    PipelineResult r;
+    r.error = Error::make(ErrorKind::Closed);
+    return finish(call, std::move(r));
+  }
+  std::weak_ptr<bool> alive = alive_;
+  TraceTag tag{call->ctx.step, call->attempt};
+  auto start = [this, alive, call, tag] {
+    auto a = alive.lock();
+    if (!a || !*a) return;
+    get_conn(call->ctx, tag, [this, alive, call](Pool::ConnPtr conn, Error err) {
+      auto a2 = alive.lock();
+      if (!a2 || !*a2) return;
+      if (err.ok()) return on_conn(call, std::move(conn));
+      // getConn failed: retryTimeout is not set (pipelines: canRetry stays true).
+      bool retryable = should_retry(err, call->kind != CallKind::Single) &&
+                       (err.kind != ErrorKind::PoolTimeout || options_.retry_pool_timeout);
+      if (retryable && call->attempt < options_.max_retries) {
+        call->attempt++;
+        return attempt(call);
+      }
+      PipelineResult r;
+      r.error = std::move(err);
+      finish(call, std::move(r));
+    });
+  };
+  if (call->attempt == 0) return start();
+  // internal.Sleep(ctx, backoff): ends early, with the context's error, at its deadline.
+  TimeUs backoff =
+      retry_backoff_us(call->attempt, options_.min_retry_backoff_us, options_.max_retry_backoff_us,
+                       backoff_prng_, options_.backoff_doubling_jitter);
+  TimeUs now = process_.now_us();
+  tracer_.event("backoff", -1, tag.step, tag.attempt, std::to_string(backoff) + " us");
+  if (call->ctx.deadline_us < add_saturating_us(now, backoff)) {
+    process_.after(std::max<TimeUs>(0, call->ctx.deadline_us - now), [this, alive, call] {
+      auto a = alive.lock();
+      if (!a || !*a) return;
+      PipelineResult r;
+      r.error = Error::make(ErrorKind::ContextDeadline);
+      finish(call, std::move(r));
+    });
+    return;
+  }
+  process_.after(backoff, std::move(start));
+}
+
+void Client::get_conn(const Context& ctx, TraceTag tag, Pool::GetDone done) {
+  std::weak_ptr<bool> alive = alive_;
+  pool_->get(ctx.deadline_us, tag,
+             [this, alive, ctx, tag, done = std::move(done)](Pool::ConnPtr conn, Error err) {
+               auto a = alive.lock();
+               if (!a || !*a) return;
+               if (!err.ok() || conn->inited()) return done(std::move(conn), std::move(err));
+               init_conn(ctx, conn, tag, [this, alive, conn, done](Error e) {
+                 auto a2 = alive.lock();
+                 if (!a2 || !*a2) return;
+                 if (!e.ok()) {
+                   pool_->remove(conn, e.text);
+                   return done(nullptr, std::move(e));
+                 }
+                 done(conn, Error::none());
+               });
+             });
+}
+
+void Client::init_conn(const Context& ctx, const Pool::ConnPtr& conn, TraceTag tag,
+                       std::function<void(Error)> done) {
+  if (!options_.hello_on_connect) {
+    conn->set_inited();
+    return done(Error::none());
+  }
+  TimeUs deadline = read_deadline_us(ctx, options_.read_timeout_us);
+  std::weak_ptr<bool> alive = alive_;
+  exchange(CallKind::Single, conn, {{"HELLO", std::to_string(options_.protocol)}}, deadline, tag,
+           [this, alive, ctx, tag, conn, done = std::move(done)](PipelineResult r) {
+             auto a = alive.lock();
+             if (!a || !*a) return;
+             Error e = r.error;
+             // A server without HELLO (RESP2 only) answers "ERR unknown command": go on.
+             bool ok = e.ok() || (e.kind == ErrorKind::Server &&
+                                  (e.text.rfind("ERR unknown command", 0) == 0 ||
+                                   e.text.rfind("NOAUTH Authentication", 0) == 0));
+             if (ok) {
+               conn->set_inited();
+               return done(Error::none());
+             }
+             // HELLO runs through its own process() over a SingleConnPool: a retryable error
+             // makes it sleep one backoff, then the pool's sticky error ends it (not retried).
+             if (!should_retry(e, true) || options_.max_retries == 0) return done(e);
+             TimeUs backoff =
+                 retry_backoff_us(1, options_.min_retry_backoff_us, options_.max_retry_backoff_us,
+                                  backoff_prng_, options_.backoff_doubling_jitter);
+             tracer_.event("backoff", conn->id(), tag.step, tag.attempt,
+                           std::to_string(backoff) + " us");
+             TimeUs now = process_.now_us();
+             if (ctx.deadline_us < add_saturating_us(now, backoff)) {
+               e = Error::make(ErrorKind::ContextDeadline);
+               backoff = std::max<TimeUs>(0, ctx.deadline_us - now);
+             }
+             process_.after(backoff, [alive, done, e] {
+               auto a2 = alive.lock();
+               if (a2 && *a2) done(e);
+             });
+           });
+}
+
+TimeUs Client::read_deadline_us(const Context& ctx, TimeUs timeout_us) const {
+  TimeUs now = process_.now_us();
+  TimeUs own = timeout_us > 0 ? add_saturating_us(now, timeout_us) : kTimeNeverUs;
+  if (options_.context_timeout_enabled && ctx.deadline_us != kTimeNeverUs)
+    return std::min(own, ctx.deadline_us);
+  return own;
+}
+
+void Client::on_conn(std::shared_ptr<Call> call, Pool::ConnPtr conn) {
+  TimeUs timeout_us = options_.read_timeout_us;
+  bool retry_timeout = true;
+  if (call->kind == CallKind::Single) {
+    // cmdTimeout: a blocking command reads with its own timeout + 10 s, or forever for 0;
+    // and its read timeout is not retried (_process: retryTimeout = 0).
+    if (auto blocking = blocking_timeout_us(call->cmds[0])) {
+      timeout_us = *blocking == 0 ? 0 : *blocking + options_.blocking_read_extra_us;
+      retry_timeout = false;
+    }
+  }
+  TimeUs deadline = read_deadline_us(call->ctx, timeout_us);
+  TraceTag tag{call->ctx.step, call->attempt};
+  std::weak_ptr<bool> alive = alive_;
+  exchange(call->kind, conn, call->cmds, deadline, tag,
+           [this, alive, call, conn, retry_timeout](PipelineResult r) {
+             auto a = alive.lock();
+             if (!a || !*a) return;
+             release(conn, r.error);
+             // txPipelineProcessCmds answers canRetry = false after a failed read.
+             bool can_retry = call->kind != CallKind::Tx;
+             if (!r.error.ok() && can_retry && should_retry(r.error, retry_timeout) &&
+                 call->attempt < options_.max_retries) {
+               call->attempt++;
+               return attempt(call);
+             }
+             finish(call, std::move(r));
+           });
+}
+
+void Client::release(const Pool::ConnPtr& conn, const Error& error) {
+  if (is_bad_conn(error)) {
+    pool_->remove(conn, error.text);
+  } else {
+    pool_->put(conn);
+  }
+}
+
+void Client::finish(std::shared_ptr<Call> call, PipelineResult r) {
+  // Commands without a result (the attempt failed before a reply) carry the attempt's error.
+  r.results.resize(call->cmds.size(), Result{Reply::nil(), r.error});
+  // processPipeline: the attempt's own failure (network, pool, deadline, TxFailed) if any,
+  // else the first command's error (cmdsFirstErr).
+  if (r.error.ok() || r.error.kind == ErrorKind::Server) {
+    r.error = Error::none();
+    for (const Result& res : r.results) {
+      if (!res.error.ok()) {
+        r.error = res.error;
+        break;
+      }
+    }
+  }
+  std::string text = !r.error.ok() ? r.error.text
+                     : call->kind == CallKind::Single
+                         ? format_short(r.results[0].reply)
+                         : std::to_string(r.results.size()) + " replies";
+  tracer_.event("result", -1, call->ctx.step, call->attempt, text);
+  PipelineDone done = std::move(call->done);
+  done(std::move(r));
+}
+
+// ---------------------------------------------------------------------------------------
+// One write and read on a connection
+// ---------------------------------------------------------------------------------------
+
+void Client::exchange(CallKind kind, const Pool::ConnPtr& conn, const std::vector<Argv>& cmds,
+                      TimeUs deadline_us, TraceTag tag, PipelineDone done) {
+  std::vector<Argv> wire;
+  if (kind == CallKind::Tx) wire.push_back({"MULTI"});
+  for (const Argv& a : cmds) wire.push_back(a);
+  if (kind == CallKind::Tx) wire.push_back({"EXEC"});
+  for (const Argv& a : wire)
+    tracer_.event("command", conn->id(), tag.step, tag.attempt, command_line(a));
+  size_t n = cmds.size();
+  size_t wanted = wire.size();
+  Tracer tracer = tracer_;
+  net::ConnId conn_id = conn->id();
+  conn->roundtrip(
+      std::move(wire), wanted, deadline_us,
+      [kind, n, tracer, conn_id, tag, done = std::move(done)](std::vector<Reply> replies,
+                                                              Error err) {
+        for (const Reply& r : replies)
+          tracer.event("reply", conn_id, tag.step, tag.attempt, format_short(r));
+        if (!err.ok())
+          tracer.event(err.kind == ErrorKind::ReadTimeout ? "read_timeout" : "eof", conn_id,
+                       tag.step, tag.attempt, err.text);
+        PipelineResult out;
+        if (kind != CallKind::Tx) {
+          for (size_t i = 0; i < n; i++) {
+            if (i < replies.size()) {
+              out.results.push_back(Result{replies[i], error_of(replies[i])});
+            } else {
+              out.results.push_back(Result{Reply::nil(), err});
+            }
+          }
+          // The attempt's error: the network's, or the first command's
+          // (pipelineReadCmds returns cmds[0].Err(), retried if retryable).
+          out.error = !err.ok() ? err : out.results[0].error;
+          return done(std::move(out));
+        }
+        if (!err.ok()) {
+          out.error = err;
+          return done(std::move(out));
+        }
+        const Reply& multi = replies[0];
+        const Reply& exec = replies[n + 1];
+        Error tx_error;
+        if (multi.is_error()) {
+          tx_error = error_of(multi);
+        } else if (exec.kind == Reply::Kind::NilArray || exec.kind == Reply::Kind::Nil) {
+          tx_error = Error::make(ErrorKind::TxFailed);
+        } else if (exec.is_error()) {
+          tx_error = error_of(exec);
+        }
+        for (size_t i = 0; i < n; i++) {
+          if (!tx_error.ok()) {
+            out.results.push_back(Result{Reply::nil(), tx_error});
+          } else if (i < exec.elements.size()) {
+            out.results.push_back(Result{exec.elements[i], error_of(exec.elements[i])});
+          } else {
+            out.results.push_back(Result{Reply::nil(), Error::make(ErrorKind::Eof)});
+          }
+        }
+        out.error = tx_error;
+        done(std::move(out));
+      });
+}
+
+}  // namespace redlab::client

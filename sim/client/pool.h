@@ -1,0 +1,116 @@
+// The connection pool (redis/go-redis internal/pool/pool.go, ConnPool).
+//
+// A caller first takes a *turn* (go-redis' p.queue, a channel of PoolSize slots): with all
+// PoolSize turns out, it waits, FIFO, until a turn is handed back, for at most PoolTimeout or
+// until its own deadline; a pool timeout counts in stats.timeouts and fails with "redis:
+// connection pool timeout". With a turn it pops an idle connection (LIFO unless PoolFIFO),
+// discarding unhealthy ones (EOF already seen, or idle longer than ConnMaxIdleTime): a hit;
+// or dials a new one (DialTimeout, or the call's deadline if earlier): a miss. The turn is
+// held until put() (back to idle) or remove() (closed: after a timeout, EOF, a context error,
+// READONLY), which hands it straight to the first waiter.
+//
+// Blocking commands and subscriptions that run through the pool hold their turn for their
+// whole wait: that is how six BLPOP 0 callers starve a pool of four.
+//
+// Stats (PoolStats: hits, misses, timeouts, total, idle, stale) are traced as "pool_stats"
+// whenever they change, and on a periodic sample if asked.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/client/conn.h"
+#include "sim/client/options.h"
+#include "sim/client/tracer.h"
+
+namespace redlab::client {
+
+struct PoolStats {
+  uint32_t hits = 0;      // an idle connection was reused
+  uint32_t misses = 0;    // a new connection was dialed
+  uint32_t timeouts = 0;  // a wait for a turn hit PoolTimeout
+  uint32_t total_conns = 0;
+  uint32_t idle_conns = 0;
+  uint32_t stale_conns = 0;  // idle connections found unhealthy and closed
+  bool operator==(const PoolStats&) const = default;
+};
+
+std::string format_stats(const PoolStats& stats);
+
+// Who asks, for the trace.
+struct TraceTag {
+  int64_t step = -1;
+  int64_t attempt = -1;
+};
+
+class Pool {
+ public:
+  using ConnPtr = std::shared_ptr<Conn>;
+  using GetDone = std::function<void(ConnPtr, Error)>;
+
+  Pool(net::Process& process, net::Transport& transport, std::string server, const Options& options,
+       const Tracer& tracer);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  // pool.Get: a connection within PoolTimeout and before deadline_us (kTimeNeverUs = none).
+  void get(TimeUs deadline_us, TraceTag tag, GetDone done);
+  // pool.Put: back to the idle list (a connection that saw EOF is removed instead).
+  void put(const ConnPtr& conn);
+  // pool.Remove: close it and give the turn back.
+  void remove(const ConnPtr& conn, const std::string& reason);
+  // pool.NewConn for PubSub: a dialed connection that takes no turn and is not pooled.
+  void dial_unpooled(TimeUs deadline_us, TraceTag tag, GetDone done);
+  // Closes every idle connection; waiters fail with "redis: client is closed".
+  void close();
+
+  PoolStats stats() const;
+  // The pooled connections (idle or in use), oldest first: targets for a disconnect fault.
+  std::vector<net::ConnId> conn_ids() const;
+  size_t waiters() const { return waiters_.size(); }
+  int64_t turns_used() const { return turns_used_; }
+  // Traces a "pool_stats" sample every interval_us until until_us (an observer: it runs on
+  // the scheduler, not on the client's process, so it keeps sampling while the client is
+  // paused).
+  void sample_stats(TimeUs interval_us, TimeUs until_us);
+
+ private:
+  struct Waiter {
+    uint64_t id = 0;
+    TraceTag tag;
+    TimeUs deadline_us = kTimeNeverUs;  // the caller's own deadline, kept for its turn
+    GetDone done;
+    net::Process::TimerId timer = 0;
+  };
+  void got_turn(TimeUs deadline_us, TraceTag tag, GetDone done);
+  void free_turn();
+  void dial(TimeUs deadline_us, TraceTag tag, bool pooled, GetDone done);
+  bool healthy(const Conn& conn) const;
+  void close_conn(const ConnPtr& conn, const std::string& reason);
+  void stats_changed();
+
+  net::Process& process_;
+  net::Transport& transport_;
+  std::string server_;
+  const Options& options_;
+  Tracer tracer_;
+  int64_t turns_used_ = 0;
+  std::deque<Waiter> waiters_;
+  uint64_t next_waiter_ = 1;
+  std::vector<ConnPtr> conns_;  // pooled connections, dialed
+  // Every connection this pool dialed (pooled or not, maybe still dialing or in use): closed
+  // when the pool goes, which also frees the callbacks that hold them.
+  std::vector<std::weak_ptr<Conn>> created_;
+  std::deque<ConnPtr> idle_;
+  PoolStats counters_;  // hits, misses, timeouts, stale (total and idle are computed)
+  PoolStats last_traced_;
+  bool closed_ = false;
+  std::shared_ptr<bool> alive_;
+};
+
+}  // namespace redlab::client

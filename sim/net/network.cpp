@@ -1,0 +1,419 @@
+// See network.h. Every message is one Scheduler event at its arrival time; the fake server is
+// driven by one more event per server, always at its next_event_us().
+#include "sim/net/network.h"
+
+#include <algorithm>
+
+#include "sim/core/assert.h"
+#include "sim/core/reply.h"
+
+namespace redlab::net {
+
+namespace {
+
+// FNV-1a over "host\0server": the stream of a link's PRNG depends on its names only, so
+// adding a link never changes the draws another link sees.
+uint64_t link_stream(std::string_view host, std::string_view server) {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](std::string_view s) {
+    for (unsigned char ch : s) {
+      h ^= ch;
+      h *= 1099511628211ULL;
+    }
+  };
+  mix(host);
+  h ^= 0;
+  h *= 1099511628211ULL;
+  mix(server);
+  return h;
+}
+
+const char* direction_name(Direction d) {
+  return d == Direction::ToServer ? "to server" : "to client";
+}
+
+}  // namespace
+
+Network::Network(Scheduler& scheduler, uint64_t seed, Trace* trace)
+    : scheduler_(scheduler), seed_(seed), trace_(trace), alive_(std::make_shared<bool>(true)) {}
+
+Network::~Network() {
+  *alive_ = false;
+  for (auto& [name, port] : servers_) scheduler_.cancel(port.next_event);
+}
+
+// ---------------------------------------------------------------------------------------
+// Topology
+// ---------------------------------------------------------------------------------------
+
+void Network::add_server(std::string name, fake::Server* server, TimeUs clock_offset_us) {
+  REDLAB_ASSERT(server != nullptr && "a server to add");
+  REDLAB_ASSERT(servers_.count(name) == 0 && "server names are unique");
+  if (clock_offset_us != 0) server->jump_clock(clock_offset_us, scheduler_.now_us());
+  servers_[name].server = server;
+  kick(name);
+}
+
+fake::Server* Network::server(std::string_view name) const {
+  auto it = servers_.find(name);
+  return it == servers_.end() ? nullptr : it->second.server;
+}
+
+Network::Link& Network::link_state(std::string_view host, std::string_view server) {
+  auto key = std::make_pair(std::string(host), std::string(server));
+  auto it = links_.find(key);
+  if (it == links_.end()) {
+    Link link;
+    link.config = default_link_;
+    link.prng = Prng(seed_).derive(link_stream(host, server));
+    it = links_.emplace(std::move(key), std::move(link)).first;
+  }
+  return it->second;
+}
+
+void Network::set_link(std::string_view host, std::string_view server, LinkConfig config) {
+  REDLAB_ASSERT(config.latency_us >= 0 && config.jitter_us >= 0 && "delays are not negative");
+  link_state(host, server).config = config;
+}
+
+LinkConfig Network::link(std::string_view host, std::string_view server) const {
+  auto it = links_.find(std::make_pair(std::string(host), std::string(server)));
+  return it == links_.end() ? default_link_ : it->second.config;
+}
+
+// ---------------------------------------------------------------------------------------
+// Message timing and loss
+// ---------------------------------------------------------------------------------------
+
+bool Network::dropped(Conn& c, Direction d, std::string_view what) {
+  Link& l = link_state(c.host, c.server);
+  const char* why = nullptr;
+  if (l.partitioned) {
+    why = "partition";
+  } else {
+    const LossRatio& loss = d == Direction::ToServer ? l.loss_to_server : l.loss_to_client;
+    if (loss.numerator > 0 && l.prng.chance(loss.numerator, loss.denominator)) why = "loss";
+  }
+  if (!why) return false;
+  messages_dropped_++;
+  trace_net("net_drop", c.id,
+            std::string(direction_name(d)) + ": " + std::string(what) + " (" + why + ")");
+  return true;
+}
+
+TimeUs Network::arrival_us(Conn& c, Direction d, TimeUs sent_us) {
+  Link& l = link_state(c.host, c.server);
+  TimeUs delay_us = l.config.latency_us + c.extra_latency_us;
+  if (l.config.jitter_us > 0)
+    delay_us += static_cast<TimeUs>(l.prng.uniform(static_cast<uint64_t>(l.config.jitter_us) + 1));
+  TimeUs& last = d == Direction::ToServer ? c.last_to_server_us : c.last_to_client_us;
+  TimeUs at = std::max(add_saturating_us(sent_us, delay_us), last);
+  last = at;
+  return at;
+}
+
+// ---------------------------------------------------------------------------------------
+// Transport
+// ---------------------------------------------------------------------------------------
+
+ConnId Network::open(std::string_view from_host, std::string_view to_server,
+                     ConnCallbacks callbacks) {
+  ConnId id = next_conn_++;
+  Conn& c = conns_[id];
+  c.id = id;
+  c.host = std::string(from_host);
+  c.server = std::string(to_server);
+  c.callbacks = std::move(callbacks);
+  std::weak_ptr<bool> alive = alive_;
+  auto server_it = servers_.find(to_server);
+  if (server_it == servers_.end() || server_it->second.down) {
+    // Connection refused: the RST comes back after one round trip.
+    TimeUs at =
+        arrival_us(c, Direction::ToClient, arrival_us(c, Direction::ToServer, scheduler_.now_us()));
+    trace_net("net_refused", id,
+              server_it == servers_.end() ? "no server named " + c.server : c.server + " is down");
+    eof_to_client(id, at);
+    return id;
+  }
+  if (dropped(c, Direction::ToServer, "connect")) return id;
+  TimeUs accept_at = arrival_us(c, Direction::ToServer, scheduler_.now_us());
+  scheduler_.schedule_at(accept_at, [this, id, alive] {
+    auto a = alive.lock();
+    if (!a || !*a) return;
+    Conn& conn = conns_.at(id);
+    ServerPort& port = servers_.find(conn.server)->second;
+    TimeUs now = scheduler_.now_us();
+    if (port.down) {
+      trace_net("net_refused", id, conn.server + " is down");
+      if (!dropped(conn, Direction::ToClient, "reset"))
+        eof_to_client(id, arrival_us(conn, Direction::ToClient, now));
+      return;
+    }
+    port.server->advance(now);
+    conn.server_client = port.server->connect(now);
+    conn.server_open = true;
+    port.conns[conn.server_client] = id;
+    kick(conn.server);
+    if (dropped(conn, Direction::ToClient, "connect ack")) return;
+    TimeUs connected_at = arrival_us(conn, Direction::ToClient, now);
+    scheduler_.schedule_at(connected_at, [this, id, alive] {
+      auto a2 = alive.lock();
+      if (!a2 || !*a2) return;
+      Conn& cc = conns_.at(id);
+      if (!cc.client_open || !cc.callbacks.on_connected) return;
+      auto cb = cc.callbacks.on_connected;
+      cb();
+    });
+  });
+  return id;
+}
+
+void Network::send(ConnId conn, Argv argv) {
+  auto it = conns_.find(conn);
+  REDLAB_ASSERT(it != conns_.end() && "send on a connection that was opened");
+  Conn& c = it->second;
+  REDLAB_ASSERT(c.client_open && "send on a connection the client has not closed");
+  if (dropped(c, Direction::ToServer, argv.empty() ? "(empty)" : argv[0])) return;
+  TimeUs at = arrival_us(c, Direction::ToServer, scheduler_.now_us());
+  std::weak_ptr<bool> alive = alive_;
+  scheduler_.schedule_at(at, [this, conn, alive, argv = std::move(argv)]() mutable {
+    auto a = alive.lock();
+    if (!a || !*a) return;
+    Conn& cc = conns_.at(conn);
+    if (!cc.server_open) return;  // reset meanwhile: the bytes hit a closed socket
+    ServerPort& port = servers_.find(cc.server)->second;
+    port.server->submit(cc.server_client, std::move(argv), scheduler_.now_us());
+    kick(cc.server);
+  });
+}
+
+void Network::close(ConnId conn) {
+  auto it = conns_.find(conn);
+  if (it == conns_.end()) return;
+  Conn& c = it->second;
+  if (!c.client_open) return;
+  c.client_open = false;
+  c.callbacks = ConnCallbacks{};  // safe: callbacks are copied before they run
+  if (servers_.find(c.server) == servers_.end()) return;
+  if (dropped(c, Direction::ToServer, "close")) return;
+  TimeUs at = arrival_us(c, Direction::ToServer, scheduler_.now_us());
+  std::weak_ptr<bool> alive = alive_;
+  scheduler_.schedule_at(at, [this, conn, alive] {
+    auto a = alive.lock();
+    if (!a || !*a) return;
+    Conn& cc = conns_.at(conn);
+    if (!cc.server_open) return;
+    servers_.find(cc.server)->second.server->advance(scheduler_.now_us());
+    close_at_server(conn);
+  });
+}
+
+void Network::close_at_server(ConnId conn) {
+  Conn& c = conns_.at(conn);
+  if (!c.server_open) return;
+  ServerPort& port = servers_.find(c.server)->second;
+  fake::Client* sc = port.server->client(c.server_client);
+  if (sc && !sc->blocked && port.server->pending_commands(c.server_client) > 0) {
+    port.closing.insert(conn);  // drive() closes it once they are served
+    return;
+  }
+  port.closing.erase(conn);
+  TimeUs now = scheduler_.now_us();
+  port.server->disconnect(c.server_client, now);
+  port.conns.erase(c.server_client);
+  c.server_open = false;
+  kick(c.server);
+}
+
+// ---------------------------------------------------------------------------------------
+// Server side
+// ---------------------------------------------------------------------------------------
+
+void Network::kick(const std::string& server_name) {
+  ServerPort& port = servers_.find(server_name)->second;
+  scheduler_.cancel(port.next_event);
+  port.next_event = EventId{};
+  TimeUs t = port.server->next_event_us();
+  if (t == fake::kNever) return;
+  std::weak_ptr<bool> alive = alive_;
+  port.next_event =
+      scheduler_.schedule_at(std::max(t, scheduler_.now_us()), [this, server_name, alive] {
+        auto a = alive.lock();
+        if (a && *a) drive(server_name);
+      });
+}
+
+void Network::drive(const std::string& server_name) {
+  ServerPort& port = servers_.find(server_name)->second;
+  port.next_event = EventId{};
+  TimeUs now = scheduler_.now_us();
+  port.server->advance(now);
+  for (fake::Output& out : port.server->take_outputs()) {
+    auto it = port.conns.find(out.client);
+    if (it == port.conns.end()) continue;
+    Conn& c = conns_.at(it->second);
+    if (!c.client_open) continue;  // nobody reads it any more
+    if (dropped(c, Direction::ToClient, format_short(out.reply, 40))) continue;
+    TimeUs at = arrival_us(c, Direction::ToClient, std::max(out.at_us, now));
+    deliver_to_client(c.id, at, std::move(out.reply));
+  }
+  for (auto [client, at_us] : port.server->take_closed()) {
+    auto it = port.conns.find(client);
+    if (it == port.conns.end()) continue;
+    ConnId id = it->second;
+    port.conns.erase(it);
+    Conn& c = conns_.at(id);
+    c.server_open = false;
+    trace_net("net_server_close", id, "closed by " + server_name);
+    if (dropped(c, Direction::ToClient, "close")) continue;
+    port.closing.erase(id);
+    if (!c.client_open) continue;
+    eof_to_client(id, arrival_us(c, Direction::ToClient, std::max(at_us, now)));
+  }
+  std::set<ConnId> closing = port.closing;
+  for (ConnId id : closing) close_at_server(id);
+  kick(server_name);
+}
+
+void Network::deliver_to_client(ConnId conn, TimeUs at_us, Reply reply) {
+  std::weak_ptr<bool> alive = alive_;
+  scheduler_.schedule_at(at_us, [this, conn, alive, reply = std::move(reply)]() mutable {
+    auto a = alive.lock();
+    if (!a || !*a) return;
+    Conn& c = conns_.at(conn);
+    if (!c.client_open || !c.callbacks.on_reply) return;
+    auto cb = c.callbacks.on_reply;
+    cb(std::move(reply));
+  });
+}
+
+void Network::eof_to_client(ConnId conn, TimeUs at_us) {
+  std::weak_ptr<bool> alive = alive_;
+  scheduler_.schedule_at(at_us, [this, conn, alive] {
+    auto a = alive.lock();
+    if (!a || !*a) return;
+    Conn& c = conns_.at(conn);
+    if (!c.client_open || !c.callbacks.on_closed) return;
+    auto cb = c.callbacks.on_closed;
+    cb();
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Faults
+// ---------------------------------------------------------------------------------------
+
+void Network::disconnect(ConnId conn) {
+  auto it = conns_.find(conn);
+  if (it == conns_.end()) return;
+  Conn& c = it->second;
+  trace_net("net_disconnect", conn, "connection reset");
+  if (c.server_open) {
+    ServerPort& port = servers_.find(c.server)->second;
+    TimeUs now = scheduler_.now_us();
+    port.server->advance(now);
+    port.server->disconnect(c.server_client, now);
+    port.conns.erase(c.server_client);
+    port.closing.erase(conn);
+    c.server_open = false;
+    kick(c.server);
+  }
+  if (c.client_open && !dropped(c, Direction::ToClient, "reset"))
+    eof_to_client(conn, arrival_us(c, Direction::ToClient, scheduler_.now_us()));
+}
+
+void Network::set_partition(std::string_view host, std::string_view server, bool on) {
+  Link& l = link_state(host, server);
+  if (l.partitioned == on) return;
+  l.partitioned = on;
+  trace_net(on ? "net_partition" : "net_heal", -1,
+            std::string(host) + " <-> " + std::string(server));
+}
+
+void Network::set_loss(std::string_view host, std::string_view server, Direction direction,
+                       LossRatio ratio) {
+  REDLAB_ASSERT(ratio.denominator > 0 && ratio.numerator <= ratio.denominator &&
+                "a loss ratio is a probability");
+  Link& l = link_state(host, server);
+  (direction == Direction::ToServer ? l.loss_to_server : l.loss_to_client) = ratio;
+  trace_net("net_loss", -1,
+            std::string(host) + " <-> " + std::string(server) + " " + direction_name(direction) +
+                ": " + std::to_string(ratio.numerator) + "/" + std::to_string(ratio.denominator));
+}
+
+void Network::set_extra_latency(ConnId conn, TimeUs extra_us) {
+  REDLAB_ASSERT(extra_us >= 0 && "extra latency is not negative");
+  auto it = conns_.find(conn);
+  if (it == conns_.end()) return;
+  it->second.extra_latency_us = extra_us;
+  trace_net("net_slow", conn, "extra latency " + std::to_string(extra_us) + " us");
+}
+
+void Network::jump_server_clock(std::string_view server, TimeUs delta_us) {
+  auto it = servers_.find(server);
+  if (it == servers_.end()) return;
+  TimeUs now = scheduler_.now_us();
+  it->second.server->advance(now);
+  it->second.server->jump_clock(delta_us, now);
+  trace_net("clock_jump", -1, std::string(server) + " " + std::to_string(delta_us) + " us");
+  drive(it->first);
+}
+
+void Network::reset_all(ServerPort& port, const std::string& why) {
+  std::vector<ConnId> ids;
+  for (auto& [client, conn] : port.conns) ids.push_back(conn);
+  TimeUs now = scheduler_.now_us();
+  port.server->advance(now);
+  for (ConnId id : ids) {
+    Conn& c = conns_.at(id);
+    port.server->disconnect(c.server_client, now);
+    c.server_open = false;
+    trace_net("net_disconnect", id, why);
+    if (c.client_open && !dropped(c, Direction::ToClient, "reset"))
+      eof_to_client(id, arrival_us(c, Direction::ToClient, now));
+  }
+  port.conns.clear();
+  port.closing.clear();
+}
+
+void Network::set_server_down(std::string_view server, bool down) {
+  auto it = servers_.find(server);
+  REDLAB_ASSERT(it != servers_.end() && "a server the network knows");
+  ServerPort& port = it->second;
+  if (port.down == down) return;
+  port.down = down;
+  trace_net(down ? "server_down" : "server_up", -1, std::string(server));
+  if (down) reset_all(port, std::string(server) + " went down");
+  kick(it->first);
+}
+
+void Network::replace_server(std::string_view server, fake::Server* replacement) {
+  REDLAB_ASSERT(replacement != nullptr && "a server to replace with");
+  auto it = servers_.find(server);
+  REDLAB_ASSERT(it != servers_.end() && "a server the network knows");
+  ServerPort& port = it->second;
+  reset_all(port, std::string(server) + " restarted");
+  scheduler_.cancel(port.next_event);
+  port.next_event = EventId{};
+  port.server = replacement;
+  trace_net("server_replaced", -1, std::string(server));
+  kick(it->first);
+}
+
+fake::ClientId Network::server_client(ConnId conn) const {
+  auto it = conns_.find(conn);
+  return it == conns_.end() ? 0 : it->second.server_client;
+}
+
+bool Network::open_at_client(ConnId conn) const {
+  auto it = conns_.find(conn);
+  return it != conns_.end() && it->second.client_open;
+}
+
+void Network::trace_net(std::string kind, ConnId conn, std::string text) {
+  if (!trace_) return;
+  trace_->append(
+      TraceEvent{scheduler_.now_us(), std::move(kind), "net", conn, -1, -1, std::move(text)});
+}
+
+}  // namespace redlab::net

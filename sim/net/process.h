@@ -1,0 +1,74 @@
+// A client process: the host an actor's code runs on, which a fault can freeze.
+//
+// A GC pause or a VM freeze stops the process (its timers do not fire, it reads nothing from
+// its sockets) while the world goes on: servers keep serving, keys keep expiring, bytes keep
+// arriving in the socket buffers. Everything the client model does runs through a Process:
+// timers (after) and network deliveries (deliver). While paused, whatever would have run is
+// kept, in the order it became due, and runs at resume, at the resume time. So a lock holder
+// paused for 40 s wakes up with all its timers late at once and its lock long expired.
+//
+// Virtual time only (the Scheduler's); cancel works on pending and on deferred callbacks.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "sim/core/scheduler.h"
+
+namespace redlab::net {
+
+class Process {
+ public:
+  using Callback = std::function<void()>;
+  using TimerId = uint64_t;  // 0 is never handed out
+
+  Process(Scheduler& scheduler, std::string name);
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  ~Process();
+
+  const std::string& name() const { return name_; }
+  Scheduler& scheduler() { return scheduler_; }
+  TimeUs now_us() const { return scheduler_.now_us(); }
+
+  // Runs cb delay_us from now, or at resume if the process is paused then.
+  TimerId after(TimeUs delay_us, Callback cb);
+  // Runs cb now if running (synchronously), or at resume. For network events.
+  void deliver(Callback cb);
+  // Forgets a timer, pending or deferred. False if it already ran or never existed.
+  bool cancel(TimerId id);
+
+  // A fault: the process stops. Idempotent.
+  void pause();
+  // The process runs again: deferred callbacks run at the current time, in order.
+  void resume();
+  // Pauses now and resumes duration_us later (the resume is a scheduler event, not a timer
+  // of this process, since the process cannot wake itself).
+  void pause_for(TimeUs duration_us);
+  bool paused() const { return paused_; }
+
+  // Timers waiting (pending or deferred); for tests and the end-of-run check.
+  size_t timers_pending() const { return timers_.size(); }
+
+ private:
+  struct Timer {
+    EventId event;
+    Callback cb;
+  };
+  void fire(TimerId id);
+
+  Scheduler& scheduler_;
+  std::string name_;
+  bool paused_ = false;
+  TimerId next_id_ = 1;
+  std::map<TimerId, Timer> timers_;
+  std::deque<TimerId> deferred_;  // due while paused, in the order they became due
+  // Shared with scheduled lambdas so that a Process destroyed before its events is not touched.
+  std::shared_ptr<bool> alive_;
+};
+
+}  // namespace redlab::net
