@@ -17,10 +17,13 @@
 // the write is undone when the script ends, so no script can affect the next one).
 //
 // Time. A script blocks the server, in virtual time: it costs the EVAL's own service time,
-// plus kHookCostNs per kHookInstructions Lua VM instructions (calibrated against Redis
-// 7.0.15, which runs a numeric for loop at about 5 ns per VM instruction), plus the service
-// time of every command it calls. Those commands run at the script's start time: Redis too
-// freezes the clock during a script, so that no key expires half-way through it.
+// plus kHookCostNs per kHookInstructions Lua VM instructions, plus the service time of every
+// command it calls. 20 ns per instruction is about four times what Redis 7.0.15 needs on
+// our machines (a numeric for loop runs at ~5 ns per VM instruction), on purpose: the repl
+// and a live GUI drive the fake at wall-clock speed, and the stock Lua here runs at ~6 ns
+// per instruction, so a cost below that would let a busy script fall ever further behind
+// the clock. Commands called by a script run at the script's start time: Redis too freezes
+// the clock during a script, so that no key expires half-way through it.
 //
 // Pausing a script. The script runs on a C stack of its own (a ucontext fiber), and every
 // kHookInstructions instructions a count hook may switch back to the server, which answers
@@ -30,6 +33,10 @@
 // chance. The fiber stops exactly where Redis processes events while busy. SCRIPT KILL sets
 // a flag; the hook then raises the kill error and switches itself to every line, so a pcall
 // cannot swallow the error for good (Redis does the same).
+//
+// Libraries: base (without print, dofile, loadfile, getfenv, setfenv, newproxy), string,
+// table, math (with Redis' deterministic math.random), coroutine, bit, cjson
+// (script_json.cpp) and redis.*. cmsgpack and struct are not provided.
 //
 // Lua errors are longjmps. No C++ object with a destructor may be alive in a frame that a
 // Lua error can unwind: the C functions keep their buffers in the ScriptJob, and all Lua
