@@ -47,6 +47,7 @@
 #include <lua.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -798,6 +799,13 @@ int redis_status_reply(lua_State* L) {
 }
 
 // redis.log: checks its arguments like Redis; the simulator has no log file to write to.
+// (int)lua_tonumber() as Redis writes it, without the undefined behaviour: out of range
+// (and NaN) gives INT_MIN, which is what x86 produces, so the same calls fail the same way.
+int lua_number_to_int(lua_Number n) {
+  if (!(n > -2147483649.0 && n < 2147483648.0)) return INT32_MIN;
+  return static_cast<int>(n);
+}
+
 int redis_log(lua_State* L) {
   int argc = lua_gettop(L);
   if (argc < 2) {
@@ -808,7 +816,7 @@ int redis_log(lua_State* L) {
     push_error(L, "First argument must be a number (log level).");
     return lua_error(L);
   }
-  int level = static_cast<int>(lua_tonumber(L, -argc));
+  int level = lua_number_to_int(lua_tonumber(L, -argc));
   if (level < 0 || level > 3) {
     push_error(L, "Invalid debug level.");
     return lua_error(L);
@@ -826,7 +834,7 @@ int redis_setresp(lua_State* L) {
     push_error(L, "redis.setresp() requires one argument.");
     return lua_error(L);
   }
-  int resp = static_cast<int>(lua_tonumber(L, -1));
+  int resp = lua_number_to_int(lua_tonumber(L, -1));
   if (resp != 2 && resp != 3) {
     push_error(L, "RESP version must be 2 or 3.");
     return lua_error(L);
@@ -840,7 +848,7 @@ int redis_set_repl(lua_State* L) {
     push_error(L, "redis.set_repl() requires two arguments.");
     return lua_error(L);
   }
-  int flags = static_cast<int>(lua_tonumber(L, -1));
+  int flags = lua_number_to_int(lua_tonumber(L, -1));
   if ((flags & ~3) != 0) {
     push_error(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
     return lua_error(L);
