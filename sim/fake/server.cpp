@@ -7,6 +7,9 @@
 #include "sim/core/assert.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cctype>
+#include <cerrno>
 #include <array>
 #include <cassert>
 #include <cmath>
@@ -216,9 +219,53 @@ bool Ctx::timeout_arg(size_t i, TimeUs& out) {
   return true;
 }
 
+bool Ctx::scan_cursor_arg() {
+  // parseScanCursorOrReply: strtoul over the whole string, no leading blank.
+  const std::string& cursor = argv[2];
+  char* end = nullptr;
+  errno = 0;
+  std::strtoul(cursor.c_str(), &end, 10);
+  if (cursor.empty() || std::isspace(static_cast<unsigned char>(cursor[0])) ||
+      end != cursor.c_str() + cursor.size() || errno == ERANGE) {
+    reply_error("ERR invalid cursor");
+    return false;
+  }
+  return true;
+}
+
+bool Ctx::scan_options(const std::string*& pattern) {
+  // scanGenericCommand. COUNT is checked but unused: small collections come in one page.
+  pattern = nullptr;
+  for (size_t j = 3; j < argc(); j += 2) {
+    bool has_value = j + 1 < argc();
+    if (equals_nocase(arg(j), "count") && has_value) {
+      int64_t count;
+      if (!int_arg(j + 1, count)) return false;
+      if (count < 1) {
+        reply_error(err::kSyntax);
+        return false;
+      }
+    } else if (equals_nocase(arg(j), "match") && has_value) {
+      pattern = arg(j + 1) == "*" ? nullptr : &arg(j + 1);
+    } else {
+      reply_error(err::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+Prng Ctx::random_source(std::string_view key) const {
+  uint64_t seed = 1469598103934665603ULL;  // FNV-1a of the key
+  for (unsigned char ch : key) seed = (seed ^ ch) * 1099511628211ULL;
+  return Prng(seed ^ static_cast<uint64_t>(server.commands_processed()));
+}
+
 // ---------------------------------------------------------------------------------------
 // Server: setup and connections
 // ---------------------------------------------------------------------------------------
+
+void mark_subcommand_containers(CommandTable& table);  // below, beside the table
 
 Server::Server(ServerOptions options) : options_(std::move(options)) {
   REDLAB_ASSERT(options_.databases > 0);
@@ -234,6 +281,7 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {
   register_stream_commands(commands_);
   register_pubsub_commands(commands_);
   register_scripting_commands(commands_);
+  mark_subcommand_containers(commands_);
   config_ = {
       {"busy-reply-threshold", "5000"},
       {"client-output-buffer-limit",
@@ -772,31 +820,21 @@ constexpr SubcommandArity kSubcommands[] = {
     {"xinfo", "consumers", 4},    {"xinfo", "help", 2},
 };
 
+}  // namespace
+
+void mark_subcommand_containers(CommandTable& table) {
+  for (const auto& sc : kSubcommands) {
+    auto it = table.find(std::string_view(sc.container));
+    if (it != table.end()) it->second.has_subcommands = true;
+  }
+}
+
+namespace {
+
 // Empty when the subcommand is known and its arity fits; otherwise the error to answer.
 std::string subcommand_error(const CommandSpec& spec, const Argv& argv) {
-  // This runs for every command with an argument and most commands have no subcommands:
-  // answer those with one lookup instead of a string compare per table entry (that walk
-  // cost more than all the rest of a GET).
-  static const std::set<std::string_view, std::less<>> kContainers = [] {
-    std::set<std::string_view, std::less<>> names;
-    for (const auto& sc : kSubcommands) names.insert(sc.container);
-    return names;
-  }();
-  // Before the set: a bit per (first letter, length) of the container names.
-  static const std::array<uint32_t, 256> kContainerLengthsByFirstChar = [] {
-    std::array<uint32_t, 256> lengths{};
-    for (const auto& sc : kSubcommands) {
-      std::string_view name = sc.container;
-      REDLAB_ASSERT(!name.empty() && name.size() < 32);
-      lengths[static_cast<unsigned char>(name[0])] |= 1u << name.size();
-    }
-    return lengths;
-  }();
-  if (spec.name.empty() || spec.name.size() >= 32 ||
-      !(kContainerLengthsByFirstChar[static_cast<unsigned char>(spec.name[0])] &
-        (1u << spec.name.size())) ||
-      !kContainers.count(spec.name))
-    return "";
+  // One flag test for the many commands that have no subcommands (this runs on every call).
+  if (!spec.has_subcommands) return "";
   bool container = false;
   for (const auto& sc : kSubcommands) {
     if (spec.name != sc.container) continue;

@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/core/prng.h"
 #include "sim/core/reply.h"
 #include "sim/fake/types.h"
 
@@ -84,6 +85,7 @@ struct CommandSpec {
   int first_key = 0;  // key positions (0 = no keys), for scripts and future cluster logic
   int last_key = 0;   // -1 = last argument
   int key_step = 0;
+  bool has_subcommands = false;  // CLIENT, CONFIG, ...: set from the subcommand table
   TimeUs service_us = 0;  // 0 = the server's default service time
 };
 
@@ -252,6 +254,13 @@ class Ctx {
   bool double_arg(size_t i, double& out, std::string_view msg = err::kNotFloat);
   // BLPOP-style timeout in seconds (float), into a relative timeout in us (0 = forever).
   bool timeout_arg(size_t i, TimeUs& out);
+  // *SCAN key cursor [MATCH pattern] [COUNT n]: the cursor (parseScanCursorOrReply) and the
+  // options from argv[3] on. pattern is null for "match everything". Answers errors itself.
+  bool scan_cursor_arg();
+  bool scan_options(const std::string*& pattern);
+  // The random source of SPOP, SRANDMEMBER, HRANDFIELD, ZRANDMEMBER: the simulator's PRNG
+  // seeded from the key and the command counter, so a run stays a pure function of its input.
+  Prng random_source(std::string_view key) const;
 
  private:
   std::vector<Reply>* sink_;

@@ -13,8 +13,8 @@
 // all-integer result comes out ascending there too.
 //
 // Randomness. SPOP and SRANDMEMBER pick members with the simulator's PRNG seeded from the key
-// and the server's command counter: no wall clock, no std::random_device, so a run stays a
-// pure function of its inputs. Where Redis' answer does not depend on chance (a count
+// and the server's command counter (Ctx::random_source): nothing nondeterministic, so a run
+// stays a pure function of its inputs. Where Redis' answer does not depend on chance (a count
 // at least the set's size, a set of one member) ours is the same as Redis'.
 #include <algorithm>
 #include <cctype>
@@ -83,15 +83,6 @@ void store_result(Ctx& c, const std::string& dst, SetValue result) {
   c.reply_int(size);
 }
 
-// The random source of SPOP and SRANDMEMBER: the simulator's PRNG, seeded from the key and
-// the server's command counter, so that a run stays a pure function of its inputs.
-Prng random_source(const Ctx& c, const std::string& key) {
-  uint64_t seed = 1469598103934665603ULL;  // FNV-1a of the key
-  for (unsigned char ch : key) seed = (seed ^ ch) * 1099511628211ULL;
-  return Prng(seed ^ static_cast<uint64_t>(c.server.commands_processed()));
-}
-
-// A uniform index in [0, size).
 size_t pick(Prng& rng, size_t size) {
   return static_cast<size_t>(rng.uniform(size));
 }
@@ -235,7 +226,7 @@ void spop_command(Ctx& c) {
   if (wrong_type) return;
   if (!s) return c.reply(count < 0 ? Reply::nil() : Reply::array());
   if (count == 0) return c.reply(Reply::array());
-  Prng rng = random_source(c, key);
+  Prng rng = c.random_source(key);
   if (count < 0 || static_cast<uint64_t>(count) < s->size()) {
     size_t pops = count < 0 ? 1 : static_cast<size_t>(count);
     Reply out = Reply::array();
@@ -266,7 +257,7 @@ void srandmember_command(Ctx& c) {
   SetValue* s = lookup_set(c, key, wrong_type);
   if (wrong_type) return;
   if (!s) return c.reply(with_count ? Reply::array() : Reply::nil());
-  Prng rng = random_source(c, key);
+  Prng rng = c.random_source(key);
   std::vector<const std::string*> members = member_pointers(*s);
   if (!with_count) return c.reply_bulk(*members[pick(rng, members.size())]);
   if (count == 0) return c.reply(Reply::array());
@@ -293,31 +284,13 @@ void srandmember_command(Ctx& c) {
 // SSCAN key cursor [MATCH pattern] [COUNT count]: an intset is returned whole in one page
 // with cursor 0; we do that for every set.
 void sscan_command(Ctx& c) {
-  const std::string& cursor = c.arg(2);
-  char* end = nullptr;
-  errno = 0;
-  std::strtoul(cursor.c_str(), &end, 10);
-  if (cursor.empty() || std::isspace(static_cast<unsigned char>(cursor[0])) ||
-      end != cursor.c_str() + cursor.size() || errno == ERANGE) {
-    return c.reply_error("ERR invalid cursor");
-  }
+  if (!c.scan_cursor_arg()) return;
   bool wrong_type = false;
   SetValue* s = lookup_set(c, c.arg(1), wrong_type);
   if (wrong_type) return;
   if (!s) return c.reply(Reply::array({Reply::bulk("0"), Reply::array()}));
   const std::string* pattern = nullptr;
-  for (size_t j = 3; j < c.argc(); j += 2) {
-    bool has_value = j + 1 < c.argc();
-    if (equals_nocase(c.arg(j), "count") && has_value) {
-      int64_t count;
-      if (!c.int_arg(j + 1, count)) return;
-      if (count < 1) return c.reply_error(err::kSyntax);
-    } else if (equals_nocase(c.arg(j), "match") && has_value) {
-      pattern = c.arg(j + 1) == "*" ? nullptr : &c.arg(j + 1);
-    } else {
-      return c.reply_error(err::kSyntax);
-    }
-  }
+  if (!c.scan_options(pattern)) return;
   Reply items = Reply::array();
   for (const std::string* m : ordered_members(*s)) {
     if (pattern && !glob_match(*pattern, *m)) continue;

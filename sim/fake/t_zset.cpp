@@ -1114,9 +1114,7 @@ void zrandmember_command(Ctx& c) {
   ZSetValue* z = lookup_zset(c, key, wrong_type);
   if (wrong_type) return;
   if (!z) return c.reply(with_count ? Reply::array() : Reply::nil());
-  uint64_t seed = 1469598103934665603ULL;  // FNV-1a of the key
-  for (unsigned char ch : key) seed = (seed ^ ch) * 1099511628211ULL;
-  Prng rng(seed ^ static_cast<uint64_t>(c.server.commands_processed()));
+  Prng rng = c.random_source(key);
   std::vector<const ZEntry*> all = all_entries(*z);
   auto pick = [&]() { return all[static_cast<size_t>(rng.uniform(all.size()))]; };
   if (!with_count) return c.reply_bulk(pick()->second);
@@ -1147,31 +1145,13 @@ void zrandmember_command(Ctx& c) {
 // ZSCAN key cursor [MATCH pattern] [COUNT count]: a listpack set is returned whole in one
 // page with cursor 0; we do that for every sorted set.
 void zscan_command(Ctx& c) {
-  const std::string& cursor = c.arg(2);
-  char* end = nullptr;
-  errno = 0;
-  std::strtoul(cursor.c_str(), &end, 10);
-  if (cursor.empty() || std::isspace(static_cast<unsigned char>(cursor[0])) ||
-      end != cursor.c_str() + cursor.size() || errno == ERANGE) {
-    return c.reply_error("ERR invalid cursor");
-  }
+  if (!c.scan_cursor_arg()) return;
   bool wrong_type = false;
   ZSetValue* z = lookup_zset(c, c.arg(1), wrong_type);
   if (wrong_type) return;
   if (!z) return c.reply(Reply::array({Reply::bulk("0"), Reply::array()}));
   const std::string* pattern = nullptr;
-  for (size_t j = 3; j < c.argc(); j += 2) {
-    bool has_value = j + 1 < c.argc();
-    if (equals_nocase(c.arg(j), "count") && has_value) {
-      int64_t count;
-      if (!c.int_arg(j + 1, count)) return;
-      if (count < 1) return c.reply_error(err::kSyntax);
-    } else if (equals_nocase(c.arg(j), "match") && has_value) {
-      pattern = c.arg(j + 1) == "*" ? nullptr : &c.arg(j + 1);
-    } else {
-      return c.reply_error(err::kSyntax);
-    }
-  }
+  if (!c.scan_options(pattern)) return;
   Reply items = Reply::array();
   for (const ZEntry& e : z->by_score) {
     if (pattern && !glob_match(*pattern, e.second)) continue;
