@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "app/repl.h"
+#include "app/scenario_cli.h"
 
 namespace {
 
@@ -14,9 +15,22 @@ const char* kUsage =
     "        commands on stdin, one per line (redis-cli quoting); replies printed like\n"
     "        `redis-cli --no-raw`. Extra lines: @CONN CMD, :send CONN CMD, :recv CONN [MS],\n"
     "        :close CONN, :sleep MS, # comment.\n"
+    "  list [--json]\n"
+    "        scenario ids and titles\n"
+    "  run SCENARIO [--seed N] [--variant NAME=VALUE]... [--set PARAM=VALUE]...\n"
+    "        [--json] [--trace FILE.json] [--chrome-trace FILE.json] [--lang en|ru|cs]\n"
+    "        [--script NAME=FILE.lua]\n"
+    "        run headless: a text timeline and each check's verdict (exit 0: as expected,\n"
+    "        1: not as expected, 2: bad input)\n"
+    "  explore SCENARIO --seeds N [--variant ...] [--set ...] [--json]\n"
+    "        seed sweep: how often each check fails, the smallest failing seed\n"
+    "  check SCENARIO [--script NAME=FILE.lua] [--variant ...] [--seeds N] [--json]\n"
+    "        grade the scenario's exercise over its seed set: PASS or the first failing seed\n"
     "  help  this text\n"
     "\n"
-    "Not yet built: gui, list, run, explore, check (see the open issues).\n";
+    "SCENARIO is an id from scenarios/ (see list) or a path to a .json file.\n"
+    "Backends: only the fake one for scenarios in this build (--backend fake).\n"
+    "Not yet built: gui.\n";
 
 }  // namespace
 
@@ -30,6 +44,10 @@ int main(int argc, char** argv) {
   const std::string cmd = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (cmd == "repl") return redlab::app::repl_main(rest);
+  if (cmd == "list") return redlab::app::list_main(rest);
+  if (cmd == "run") return redlab::app::run_main(rest);
+  if (cmd == "explore") return redlab::app::explore_main(rest);
+  if (cmd == "check") return redlab::app::check_main(rest);
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     std::cout << kUsage;
     return 0;

@@ -67,7 +67,7 @@ void Client::do_command(const Context& ctx, Argv argv, Done done) {
   call->ctx = ctx;
   call->cmds.push_back(std::move(argv));
   call->done = [done = std::move(done)](PipelineResult r) { done(std::move(r.results.at(0))); };
-  tracer_.event("call", -1, ctx.step, -1, command_line(call->cmds[0]));
+  tracer_.event("call", -1, ctx.step, -1, command_line(call->cmds[0]), ctx.actor);
   run(std::move(call));
 }
 
@@ -80,7 +80,7 @@ void Client::pipeline(const Context& ctx, std::vector<Argv> cmds, PipelineDone d
   call->done = std::move(done);
   tracer_.event("call", -1, ctx.step, -1,
                 "pipeline of " + std::to_string(call->cmds.size()) + ": " +
-                    command_line(call->cmds[0]) + (call->cmds.size() > 1 ? " ..." : ""));
+                    command_line(call->cmds[0]) + (call->cmds.size() > 1 ? " ..." : ""), ctx.actor);
   run(std::move(call));
 }
 
@@ -93,7 +93,7 @@ void Client::tx_pipeline(const Context& ctx, std::vector<Argv> cmds, PipelineDon
   call->done = std::move(done);
   tracer_.event("call", -1, ctx.step, -1,
                 "tx_pipeline of " + std::to_string(call->cmds.size()) + ": " +
-                    command_line(call->cmds[0]) + (call->cmds.size() > 1 ? " ..." : ""));
+                    command_line(call->cmds[0]) + (call->cmds.size() > 1 ? " ..." : ""), ctx.actor);
   run(std::move(call));
 }
 
@@ -108,7 +108,7 @@ void Client::attempt(std::shared_ptr<Call> call) {
     return finish(call, std::move(r));
   }
   std::weak_ptr<bool> alive = alive_;
-  TraceTag tag{call->ctx.step, call->attempt};
+  TraceTag tag{call->ctx.step, call->attempt, call->ctx.actor};
   auto start = [this, alive, call, tag] {
     auto a = alive.lock();
     if (!a || !*a) return;
@@ -134,7 +134,7 @@ void Client::attempt(std::shared_ptr<Call> call) {
       retry_backoff_us(call->attempt, options_.min_retry_backoff_us, options_.max_retry_backoff_us,
                        backoff_prng_, options_.backoff_doubling_jitter);
   TimeUs now = process_.now_us();
-  tracer_.event("backoff", -1, tag.step, tag.attempt, std::to_string(backoff) + " us");
+  tracer_.event("backoff", -1, tag.step, tag.attempt, std::to_string(backoff) + " us", tag.actor);
   if (call->ctx.deadline_us < add_saturating_us(now, backoff)) {
     process_.after(std::max<TimeUs>(0, call->ctx.deadline_us - now), [this, alive, call] {
       auto a = alive.lock();
@@ -195,7 +195,7 @@ void Client::init_conn(const Context& ctx, const Pool::ConnPtr& conn, TraceTag t
                  retry_backoff_us(1, options_.min_retry_backoff_us, options_.max_retry_backoff_us,
                                   backoff_prng_, options_.backoff_doubling_jitter);
              tracer_.event("backoff", conn->id(), tag.step, tag.attempt,
-                           std::to_string(backoff) + " us");
+                           std::to_string(backoff) + " us", tag.actor);
              TimeUs now = process_.now_us();
              if (ctx.deadline_us < add_saturating_us(now, backoff)) {
                e = Error::make(ErrorKind::ContextDeadline);
@@ -228,7 +228,7 @@ void Client::on_conn(std::shared_ptr<Call> call, Pool::ConnPtr conn) {
     }
   }
   TimeUs deadline = read_deadline_us(call->ctx, timeout_us);
-  TraceTag tag{call->ctx.step, call->attempt};
+  TraceTag tag{call->ctx.step, call->attempt, call->ctx.actor};
   std::weak_ptr<bool> alive = alive_;
   exchange(call->kind, conn, call->cmds, deadline, tag,
            [this, alive, call, conn, retry_timeout](PipelineResult r) {
@@ -272,7 +272,7 @@ void Client::finish(std::shared_ptr<Call> call, PipelineResult r) {
                      : call->kind == CallKind::Single
                          ? format_short(r.results[0].reply)
                          : std::to_string(r.results.size()) + " replies";
-  tracer_.event("result", -1, call->ctx.step, call->attempt, text);
+  tracer_.event("result", -1, call->ctx.step, call->attempt, text, call->ctx.actor);
   PipelineDone done = std::move(call->done);
   done(std::move(r));
 }
@@ -288,7 +288,7 @@ void Client::exchange(CallKind kind, const Pool::ConnPtr& conn, const std::vecto
   for (const Argv& a : cmds) wire.push_back(a);
   if (kind == CallKind::Tx) wire.push_back({"EXEC"});
   for (const Argv& a : wire)
-    tracer_.event("command", conn->id(), tag.step, tag.attempt, command_line(a));
+    tracer_.event("command", conn->id(), tag.step, tag.attempt, command_line(a), tag.actor);
   size_t n = cmds.size();
   size_t wanted = wire.size();
   Tracer tracer = tracer_;
@@ -298,10 +298,10 @@ void Client::exchange(CallKind kind, const Pool::ConnPtr& conn, const std::vecto
       [kind, n, tracer, conn_id, tag, done = std::move(done)](std::vector<Reply> replies,
                                                               Error err) {
         for (const Reply& r : replies)
-          tracer.event("reply", conn_id, tag.step, tag.attempt, format_short(r));
+          tracer.event("reply", conn_id, tag.step, tag.attempt, format_short(r), tag.actor);
         if (!err.ok())
           tracer.event(err.kind == ErrorKind::ReadTimeout ? "read_timeout" : "eof", conn_id,
-                       tag.step, tag.attempt, err.text);
+                       tag.step, tag.attempt, err.text, tag.actor);
         PipelineResult out;
         if (kind != CallKind::Tx) {
           for (size_t i = 0; i < n; i++) {

@@ -61,6 +61,7 @@ namespace redlab::client {
 struct Context {
   TimeUs deadline_us = kTimeNeverUs;  // context.WithDeadline; never = context.Background()
   int64_t step = -1;                  // trace identity: which step of the actor's script
+  std::string actor;  // trace identity: the goroutine's actor (empty: the process' name)
 };
 
 struct Result {

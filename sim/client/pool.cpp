@@ -82,18 +82,18 @@ void Pool::get(TimeUs deadline_us, TraceTag tag, GetDone done) {
     if (pool_timeout_first) {
       counters_.timeouts++;
       tracer_.event("pool_timeout", -1, gone.tag.step, gone.tag.attempt,
-                    std::string(kPoolTimeoutText));
+                    std::string(kPoolTimeoutText), gone.tag.actor);
       stats_changed();
       gone.done(nullptr, Error::make(ErrorKind::PoolTimeout));
     } else {
       tracer_.event("pool_wait_deadline", -1, gone.tag.step, gone.tag.attempt,
-                    std::string(kContextDeadlineText));
+                    std::string(kContextDeadlineText), gone.tag.actor);
       gone.done(nullptr, Error::make(ErrorKind::ContextDeadline));
     }
   });
   tracer_.event("pool_wait", -1, tag.step, tag.attempt,
                 std::to_string(waiters_.size() + 1) + " waiting, " + std::to_string(turns_used_) +
-                    "/" + std::to_string(options_.pool_size) + " in use");
+                    "/" + std::to_string(options_.pool_size) + " in use", tag.actor);
   // The waiter keeps its own deadline for when it gets the turn.
   waiters_.push_back(std::move(w));
 }
@@ -115,12 +115,12 @@ void Pool::got_turn(TimeUs deadline_us, TraceTag tag, GetDone done) {
       continue;
     }
     counters_.hits++;
-    tracer_.event("pool_hit", c->id(), tag.step, tag.attempt, "");
+    tracer_.event("pool_hit", c->id(), tag.step, tag.attempt, "", tag.actor);
     stats_changed();
     return done(c, Error::none());
   }
   counters_.misses++;
-  tracer_.event("pool_miss", -1, tag.step, tag.attempt, "");
+  tracer_.event("pool_miss", -1, tag.step, tag.attempt, "", tag.actor);
   stats_changed();
   std::weak_ptr<bool> alive = alive_;
   dial(deadline_us, tag, true, [this, alive, done = std::move(done)](ConnPtr c, Error e) {
@@ -144,15 +144,15 @@ void Pool::dial(TimeUs deadline_us, TraceTag tag, bool pooled, GetDone done) {
     if (!a || !*a) return;
     if (!e.ok()) {
       tracer_.event(e.kind == ErrorKind::DialTimeout ? "dial_timeout" : "dial_failed", conn->id(),
-                    tag.step, tag.attempt, e.text);
+                    tag.step, tag.attempt, e.text, tag.actor);
       return done(nullptr, std::move(e));
     }
     if (pooled) conns_.push_back(conn);
-    tracer_.event("dial_ok", conn->id(), tag.step, tag.attempt, server_);
+    tracer_.event("dial_ok", conn->id(), tag.step, tag.attempt, server_, tag.actor);
     stats_changed();
     done(conn, Error::none());
   });
-  tracer_.event("dial", conn->id(), tag.step, tag.attempt, server_);
+  tracer_.event("dial", conn->id(), tag.step, tag.attempt, server_, tag.actor);
 }
 
 void Pool::dial_unpooled(TimeUs deadline_us, TraceTag tag, GetDone done) {

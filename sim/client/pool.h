@@ -45,6 +45,7 @@ std::string format_stats(const PoolStats& stats);
 struct TraceTag {
   int64_t step = -1;
   int64_t attempt = -1;
+  std::string actor;  // empty: the process' name (several actors may share one client)
 };
 
 class Pool {

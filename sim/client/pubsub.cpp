@@ -5,8 +5,8 @@
 
 namespace redlab::client {
 
-PubSub::PubSub(Client& client, int64_t step)
-    : client_(client), step_(step), alive_(std::make_shared<bool>(true)) {}
+PubSub::PubSub(Client& client, int64_t step, std::string actor)
+    : client_(client), step_(step), actor_(std::move(actor)), alive_(std::make_shared<bool>(true)) {}
 
 PubSub::~PubSub() {
   *alive_ = false;
@@ -17,7 +17,7 @@ void PubSub::close() {
   if (closed_) return;
   closed_ = true;
   if (conn_) {
-    client_.tracer().event("conn_close", conn_->id(), step_, -1, "pubsub closed");
+    client_.tracer().event("conn_close", conn_->id(), step_, -1, "pubsub closed", actor_);
     conn_->close();
   }
   conn_.reset();
@@ -31,11 +31,11 @@ void PubSub::with_conn(std::function<void(Error)> then) {
   dialing_ = true;
   std::weak_ptr<bool> alive = alive_;
   client_.pool().dial_unpooled(
-      kTimeNeverUs, TraceTag{step_, -1}, [this, alive](Pool::ConnPtr conn, Error err) {
+      kTimeNeverUs, TraceTag{step_, -1, actor_}, [this, alive](Pool::ConnPtr conn, Error err) {
         auto a = alive.lock();
         if (!a || !*a) return;
         if (!err.ok()) return dialed(nullptr, std::move(err));
-        client_.init_conn(Context{kTimeNeverUs, step_}, conn, TraceTag{step_, -1},
+        client_.init_conn(Context{kTimeNeverUs, step_, actor_}, conn, TraceTag{step_, -1, actor_},
                           [this, alive, conn](Error e) {
                             auto a2 = alive.lock();
                             if (!a2 || !*a2) return;
@@ -70,11 +70,11 @@ void PubSub::subscribe(std::vector<std::string> channels, Client::ErrorDone done
   REDLAB_ASSERT(!channels.empty() && "subscribe to at least one channel");
   Argv argv{"SUBSCRIBE"};
   for (std::string& c : channels) argv.push_back(c);
-  client_.tracer().event("call", -1, step_, -1, command_line(argv));
+  client_.tracer().event("call", -1, step_, -1, command_line(argv), actor_);
   with_conn([this, argv = std::move(argv), done = std::move(done)](Error err) {
     if (!err.ok()) return done(err);
     for (size_t i = 1; i < argv.size(); i++) channels_.insert(argv[i]);
-    client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv));
+    client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv), actor_);
     conn_->write(argv);
     done(Error::none());
   });
@@ -84,11 +84,11 @@ void PubSub::psubscribe(std::vector<std::string> patterns, Client::ErrorDone don
   REDLAB_ASSERT(!patterns.empty() && "psubscribe to at least one pattern");
   Argv argv{"PSUBSCRIBE"};
   for (std::string& p : patterns) argv.push_back(p);
-  client_.tracer().event("call", -1, step_, -1, command_line(argv));
+  client_.tracer().event("call", -1, step_, -1, command_line(argv), actor_);
   with_conn([this, argv = std::move(argv), done = std::move(done)](Error err) {
     if (!err.ok()) return done(err);
     for (size_t i = 1; i < argv.size(); i++) patterns_.insert(argv[i]);
-    client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv));
+    client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv), actor_);
     conn_->write(argv);
     done(Error::none());
   });
@@ -101,7 +101,7 @@ void PubSub::unsubscribe(std::vector<std::string> channels) {
     argv.push_back(std::move(c));
   }
   if (!conn_ || !conn_->connected()) return;
-  client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv));
+  client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv), actor_);
   conn_->write(std::move(argv));
 }
 
@@ -109,13 +109,13 @@ void PubSub::send_subscriptions() {
   if (!channels_.empty()) {
     Argv argv{"SUBSCRIBE"};
     argv.insert(argv.end(), channels_.begin(), channels_.end());
-    client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv));
+    client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv), actor_);
     conn_->write(std::move(argv));
   }
   if (!patterns_.empty()) {
     Argv argv{"PSUBSCRIBE"};
     argv.insert(argv.end(), patterns_.begin(), patterns_.end());
-    client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv));
+    client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv), actor_);
     conn_->write(std::move(argv));
   }
 }
@@ -125,7 +125,7 @@ void PubSub::handle_push(Reply reply) {
     return i < reply.elements.size() ? reply.elements[i].str : std::string();
   };
   if (reply.kind != Reply::Kind::Array || reply.elements.empty()) {
-    client_.tracer().event("pubsub_unexpected", conn_id(), step_, -1, format_short(reply));
+    client_.tracer().event("pubsub_unexpected", conn_id(), step_, -1, format_short(reply), actor_);
     return;
   }
   std::string kind = bulk(0);
@@ -140,17 +140,17 @@ void PubSub::handle_push(Reply reply) {
     m.payload = bulk(3);
   } else {
     // subscribe / psubscribe / unsubscribe confirmations, pong.
-    client_.tracer().event("pubsub_confirm", conn_id(), step_, -1, format_short(reply));
+    client_.tracer().event("pubsub_confirm", conn_id(), step_, -1, format_short(reply), actor_);
     return;
   }
   client_.tracer().event("pubsub_message", conn_id(), step_, -1,
-                         m.channel + ": " + format_short(Reply::bulk(m.payload), 60));
+                         m.channel + ": " + format_short(Reply::bulk(m.payload), 60), actor_);
   if (on_message) on_message(m);
 }
 
 void PubSub::handle_eof() {
   if (closed_ || !conn_) return;
-  client_.tracer().event("pubsub_disconnected", conn_->id(), step_, -1, std::string(kEofText));
+  client_.tracer().event("pubsub_disconnected", conn_->id(), step_, -1, std::string(kEofText), actor_);
   conn_->close();
   conn_.reset();
   reconnects_++;
@@ -160,12 +160,12 @@ void PubSub::handle_eof() {
 void PubSub::redial(int64_t tries) {
   if (closed_) return;
   if (tries >= kReconnectAttemptsMax) {
-    client_.tracer().event("pubsub_gave_up", -1, step_, tries, "reconnect attempts exhausted");
+    client_.tracer().event("pubsub_gave_up", -1, step_, tries, "reconnect attempts exhausted", actor_);
     return;
   }
   std::weak_ptr<bool> alive = alive_;
   client_.pool().dial_unpooled(
-      kTimeNeverUs, TraceTag{step_, tries}, [this, alive, tries](Pool::ConnPtr conn, Error err) {
+      kTimeNeverUs, TraceTag{step_, tries, actor_}, [this, alive, tries](Pool::ConnPtr conn, Error err) {
         auto a = alive.lock();
         if (!a || !*a || closed_) return;
         auto retry_later = [this, alive, tries] {
@@ -176,7 +176,7 @@ void PubSub::redial(int64_t tries) {
                                   });
         };
         if (!err.ok()) return retry_later();
-        client_.init_conn(Context{kTimeNeverUs, step_}, conn, TraceTag{step_, tries},
+        client_.init_conn(Context{kTimeNeverUs, step_, actor_}, conn, TraceTag{step_, tries, actor_},
                           [this, alive, conn, retry_later](Error e) {
                             auto a2 = alive.lock();
                             if (!a2 || !*a2 || closed_) return;
@@ -188,7 +188,7 @@ void PubSub::redial(int64_t tries) {
                             client_.tracer().event(
                                 "pubsub_resubscribe", conn_->id(), step_, -1,
                                 std::to_string(channels_.size()) + " channels, " +
-                                    std::to_string(patterns_.size()) + " patterns");
+                                    std::to_string(patterns_.size()) + " patterns", actor_);
                             send_subscriptions();
                           });
       });

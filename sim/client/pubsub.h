@@ -38,8 +38,8 @@ struct Message {
 
 class PubSub {
  public:
-  // step: the actor's step, for the trace.
-  explicit PubSub(Client& client, int64_t step = -1);
+  // step and actor: who subscribes, for the trace (actor empty: the client's process).
+  explicit PubSub(Client& client, int64_t step = -1, std::string actor = {});
   ~PubSub();
   PubSub(const PubSub&) = delete;
   PubSub& operator=(const PubSub&) = delete;
@@ -71,6 +71,7 @@ class PubSub {
 
   Client& client_;
   int64_t step_;
+  std::string actor_;
   Pool::ConnPtr conn_;
   bool dialing_ = false;
   std::vector<std::function<void(Error)>> dial_waiters_;

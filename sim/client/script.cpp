@@ -25,7 +25,7 @@ void Client::run_script(const Context& ctx, const Script& script, std::vector<st
                std::string_view text = r.error.text;
                if (text.substr(0, 4) == "ERR ") text.remove_prefix(4);
                if (r.error.kind == ErrorKind::Server && text.substr(0, 8) == "NOSCRIPT") {
-                 tracer_.event("script_fallback", -1, ctx.step, -1, "NOSCRIPT: EVAL");
+                 tracer_.event("script_fallback", -1, ctx.step, -1, "NOSCRIPT: EVAL", ctx.actor);
                  return do_command(ctx, std::move(eval), std::move(done));
                }
                done(std::move(r));

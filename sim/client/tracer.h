@@ -16,11 +16,13 @@ class Tracer {
   Tracer(Trace* trace, net::Process& process) : trace_(trace), process_(process) {}
 
   const std::string& actor() const { return process_.name(); }
+  // actor: who acted when several actors (goroutines) share one client; empty = the process.
   void event(std::string kind, int64_t connection, int64_t step, int64_t attempt,
-             std::string text) const {
+             std::string text, const std::string& actor = {}) const {
     if (!trace_) return;
-    trace_->append(TraceEvent{process_.now_us(), std::move(kind), process_.name(), connection, step,
-                              attempt, std::move(text)});
+    trace_->append(TraceEvent{process_.now_us(), std::move(kind),
+                              actor.empty() ? process_.name() : actor, connection, step, attempt,
+                              std::move(text)});
   }
 
  private:

@@ -12,7 +12,7 @@ net::ConnId Tx::conn_id() const {
 }
 
 void Tx::do_command(const Context& ctx, Argv argv, std::function<void(Result)> done) {
-  client_.tracer_.event("call", conn_->id(), ctx.step, tag_.attempt, command_line(argv));
+  client_.tracer_.event("call", conn_->id(), ctx.step, tag_.attempt, command_line(argv), ctx.actor);
   if (!bad_.ok()) return done(Result{Reply::nil(), bad_});
   TimeUs timeout_us = client_.options_.read_timeout_us;
   if (auto blocking = blocking_timeout_us(argv))
@@ -29,7 +29,7 @@ void Tx::tx_pipelined(const Context& ctx, std::vector<Argv> cmds,
                       std::function<void(PipelineResult)> done) {
   REDLAB_ASSERT(!cmds.empty() && "a transaction has commands");
   client_.tracer_.event("call", conn_->id(), ctx.step, tag_.attempt,
-                        "tx_pipelined of " + std::to_string(cmds.size()));
+                        "tx_pipelined of " + std::to_string(cmds.size()), ctx.actor);
   if (!bad_.ok()) {
     PipelineResult r;
     r.results.resize(cmds.size(), Result{Reply::nil(), bad_});
@@ -55,8 +55,8 @@ void Tx::tx_pipelined(const Context& ctx, std::vector<Argv> cmds,
 void Client::watch(const Context& ctx, std::vector<std::string> keys, WatchFn fn, ErrorDone done) {
   Argv watch_cmd{"WATCH"};
   for (std::string& k : keys) watch_cmd.push_back(std::move(k));
-  TraceTag tag{ctx.step, 0};
-  tracer_.event("call", -1, ctx.step, -1, command_line(watch_cmd));
+  TraceTag tag{ctx.step, 0, ctx.actor};
+  tracer_.event("call", -1, ctx.step, -1, command_line(watch_cmd), ctx.actor);
   if (closed_) return done(Error::make(ErrorKind::Closed));
   std::weak_ptr<bool> alive = alive_;
   get_conn(ctx, tag,
@@ -118,11 +118,11 @@ struct WatchLoop : std::enable_shared_from_this<WatchLoop> {
       self->attempt++;
       if (self->attempt >= self->max_attempts) {
         self->client->tracer().event("watch_gave_up", -1, self->ctx.step, self->attempt,
-                                     std::to_string(self->attempt) + " attempts");
+                                     std::to_string(self->attempt) + " attempts", self->ctx.actor);
         return self->done(e);
       }
       self->client->tracer().event("watch_retry", -1, self->ctx.step, self->attempt,
-                                   std::string(kTxFailedText));
+                                   std::string(kTxFailedText), self->ctx.actor);
       self->next();
     });
   }

@@ -126,12 +126,15 @@ ConnId Network::open(std::string_view from_host, std::string_view to_server,
   c.callbacks = std::move(callbacks);
   std::weak_ptr<bool> alive = alive_;
   auto server_it = servers_.find(to_server);
-  if (server_it == servers_.end() || server_it->second.down) {
+  bool refused_link = server_it != servers_.end() && link_state(from_host, to_server).refused;
+  if (server_it == servers_.end() || server_it->second.down || refused_link) {
     // Connection refused: the RST comes back after one round trip.
     TimeUs at =
         arrival_us(c, Direction::ToClient, arrival_us(c, Direction::ToServer, scheduler_.now_us()));
     trace_net("net_refused", id,
-              server_it == servers_.end() ? "no server named " + c.server : c.server + " is down");
+              server_it == servers_.end() ? "no server named " + c.server
+              : refused_link              ? c.server + " refuses " + c.host
+                                          : c.server + " is down");
     eof_to_client(id, at);
     return id;
   }
@@ -302,6 +305,39 @@ void Network::eof_to_client(ConnId conn, TimeUs at_us) {
 // ---------------------------------------------------------------------------------------
 // Faults
 // ---------------------------------------------------------------------------------------
+
+void Network::server_command(std::string_view server, Argv argv) {
+  auto it = servers_.find(server);
+  if (it == servers_.end() || it->second.down) return;
+  ServerPort& port = it->second;
+  TimeUs now = scheduler_.now_us();
+  port.server->advance(now);
+  if (port.admin == 0 || !port.server->connected(port.admin)) port.admin = port.server->connect(now);
+  if (trace_) {
+    std::string line;
+    for (const std::string& a : argv) {
+      bool plain = !a.empty();
+      for (char ch : a) plain = plain && ch > ' ' && ch < 127 && ch != '"' && ch != '\'';
+      line += (line.empty() ? "" : " ") + (plain ? a : quote_repr(a));
+    }
+    trace_->append(TraceEvent{now, "server_command", std::string(server), -1, -1, -1, line});
+  }
+  port.server->submit(port.admin, std::move(argv), now);
+  kick(std::string(server));
+}
+
+std::vector<ConnId> Network::connections_of(std::string_view host) const {
+  std::vector<ConnId> out;
+  for (const auto& [id, c] : conns_)
+    if (c.host == host && c.client_open) out.push_back(id);
+  return out;
+}
+
+void Network::set_refused(std::string_view host, std::string_view server, bool on) {
+  link_state(host, server).refused = on;
+  trace_net(on ? "net_refuse_begin" : "net_refuse_end", -1,
+            std::string(host) + " -> " + std::string(server));
+}
 
 void Network::disconnect(ConnId conn) {
   auto it = conns_.find(conn);

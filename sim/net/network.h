@@ -34,6 +34,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "sim/core/prng.h"
 #include "sim/core/scheduler.h"
@@ -85,6 +86,9 @@ class Network final : public Transport {
   void disconnect(ConnId conn);
   // Drops every message between host and server, both ways, while on.
   void set_partition(std::string_view host, std::string_view server, bool on);
+  // New connections from host to server are refused while on (a firewall REJECT, the
+  // host's network still down after a reset); open connections are not touched.
+  void set_refused(std::string_view host, std::string_view server, bool on);
   // Drops a ratio of the messages of one direction between host and server.
   void set_loss(std::string_view host, std::string_view server, Direction direction,
                 LossRatio ratio);
@@ -99,7 +103,13 @@ class Network final : public Transport {
   // `replacement` (empty data, empty script cache). It must outlive the network too.
   void replace_server(std::string_view server, fake::Server* replacement);
 
+  // Runs a command on a server now on behalf of no client (a scheduled fault: DEBUG SLEEP
+  // stalls everyone, SCRIPT FLUSH loses the script cache). Its reply goes nowhere.
+  void server_command(std::string_view server, Argv argv);
+
   // ---- Introspection (tests, the scenario engine) ----
+  // Connections opened from host and not closed by it, in opening order.
+  std::vector<ConnId> connections_of(std::string_view host) const;
   // The server-side client id of a connection (0 until the server accepted it).
   fake::ClientId server_client(ConnId conn) const;
   bool open_at_client(ConnId conn) const;
@@ -109,6 +119,7 @@ class Network final : public Transport {
   struct Link {
     LinkConfig config;
     bool partitioned = false;
+    bool refused = false;
     LossRatio loss_to_server;
     LossRatio loss_to_client;
     Prng prng{0};
@@ -131,6 +142,7 @@ class Network final : public Transport {
     std::map<fake::ClientId, ConnId> conns;  // server client id -> connection
     std::set<ConnId> closing;  // closed by the client, commands still queued at the server
     bool down = false;
+    fake::ClientId admin = 0;  // server_command's client, connected on first use
   };
   void reset_all(ServerPort& port, const std::string& why);
 

@@ -169,10 +169,10 @@ TEST_F(ClientTest, PoolExhaustedByBlockingCommandsTimesOutAfterPoolTimeout) {
   Client& c = make_client("app", o);
   std::vector<std::optional<Outcome>> blpops(6);
   for (int i = 0; i < 6; i++)
-    command_at(0, c, {"BLPOP", "queue", "0"}, blpops[i], Context{kTimeNeverUs, i});
+    command_at(0, c, {"BLPOP", "queue", "0"}, blpops[i], Context{kTimeNeverUs, i, {}});
   std::optional<Outcome> get;
   TimeUs t = seconds_to_us(1);
-  command_at(t, c, {"GET", "k"}, get, Context{kTimeNeverUs, 7});
+  command_at(t, c, {"GET", "k"}, get, Context{kTimeNeverUs, 7, {}});
   scheduler.run_all();
   ASSERT_TRUE(get);
   EXPECT_EQ(get->at_us, t + seconds_to_us(4));
@@ -201,7 +201,7 @@ TEST_F(ClientTest, PoolTimeoutIsRetriedWithBackoff) {
   std::optional<Outcome> blpop, get;
   command_at(0, c, {"BLPOP", "queue", "0"}, blpop);
   TimeUs t = seconds_to_us(1);
-  command_at(t, c, {"GET", "k"}, get, Context{kTimeNeverUs, 7});
+  command_at(t, c, {"GET", "k"}, get, Context{kTimeNeverUs, 7, {}});
   scheduler.run_all();
   ASSERT_TRUE(get);
   auto timeouts = events("pool_timeout", "app", 7);
@@ -351,7 +351,7 @@ TEST_F(StalledServerTest, ContextDeadlineBoundsTheReadOnlyWithContextTimeoutEnab
   warm_then_stall({&with, &without});
   std::optional<Outcome> a, b;
   TimeUs t = ms_to_us(2);
-  Context ctx{t + seconds_to_us(1), 1};
+  Context ctx{t + seconds_to_us(1), 1, {}};
   command_at(t, with, {"GET", "k"}, a, ctx);
   command_at(t, without, {"GET", "k"}, b, ctx);
   scheduler.run_until(seconds_to_us(30));
@@ -394,7 +394,7 @@ TEST_F(ClientTest, PoolWaitEndsAtTheContextDeadline) {
   Client& c = make_client("app", o);
   std::optional<Outcome> blpop, get;
   command_at(0, c, {"BLPOP", "queue", "0"}, blpop);
-  command_at(1000, c, {"GET", "k"}, get, Context{ms_to_us(500), 2});
+  command_at(1000, c, {"GET", "k"}, get, Context{ms_to_us(500), 2, {}});
   scheduler.run_all();
   ASSERT_TRUE(get);
   EXPECT_EQ(get->at_us, ms_to_us(500));
@@ -490,7 +490,7 @@ TEST_F(ClientTest, RetryableServerErrorsAreRetriedOthersAreNot) {
   command_at(
       0, c,
       {"EVAL", "return redis.error_reply('LOADING Redis is loading the dataset in memory')", "0"},
-      loading, Context{kTimeNeverUs, 1});
+      loading, Context{kTimeNeverUs, 1, {}});
   scheduler.run_all();
   ASSERT_TRUE(loading);
   EXPECT_EQ(loading->result.error.text, "LOADING Redis is loading the dataset in memory");
@@ -500,7 +500,7 @@ TEST_F(ClientTest, RetryableServerErrorsAreRetriedOthersAreNot) {
   EXPECT_EQ(loading->at_us, kNewConnUs + 4 * (kRttUs + kServiceUs) + 3 * ms_to_us(8));
   command_at(scheduler.now_us(), c, {"SET", "s", "x"}, wrongtype);
   scheduler.run_all();
-  command_at(scheduler.now_us(), c, {"LPUSH", "s", "x"}, wrongtype, Context{kTimeNeverUs, 2});
+  command_at(scheduler.now_us(), c, {"LPUSH", "s", "x"}, wrongtype, Context{kTimeNeverUs, 2, {}});
   scheduler.run_all();
   ASSERT_TRUE(wrongtype);
   EXPECT_EQ(wrongtype->result.error.text.substr(0, 9), "WRONGTYPE");
@@ -510,7 +510,7 @@ TEST_F(ClientTest, RetryableServerErrorsAreRetriedOthersAreNot) {
       scheduler.now_us(), c,
       {"EVAL",
        "return redis.error_reply(\"READONLY You can't write against a read only replica.\")", "0"},
-      readonly, Context{kTimeNeverUs, 3});
+      readonly, Context{kTimeNeverUs, 3, {}});
   scheduler.run_all();
   ASSERT_TRUE(readonly);
   EXPECT_EQ(readonly->result.error.text.substr(0, 9), "READONLY ");
@@ -789,9 +789,9 @@ std::string run_scenario(uint64_t seed) {
     std::function<void(int64_t)>* step = steps.back().get();
     *step = [c, step, w](int64_t n) {
       if (n >= 15) return;
-      c->do_command(Context{kTimeNeverUs, n}, {"INCR", "counter"}, [c, step, n, w](Result) {
+      c->do_command(Context{kTimeNeverUs, n, {}}, {"INCR", "counter"}, [c, step, n, w](Result) {
         if (n % 5 == 0) {
-          c->pipeline(Context{kTimeNeverUs, n},
+          c->pipeline(Context{kTimeNeverUs, n, {}},
                       {{"INCR", "p"}, {"PUBLISH", "events", std::to_string(w)}},
                       [step, n](PipelineResult) { (*step)(n + 1); });
         } else {

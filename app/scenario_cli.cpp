@@ -1,0 +1,599 @@
+#include "app/scenario_cli.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+#include "sim/scenario/engine.h"
+#include "sim/scenario/export.h"
+#include "sim/scenario/scenario.h"
+
+namespace redlab::app {
+
+namespace fs = std::filesystem;
+using namespace redlab::scenario;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+// Bad input: one line on stderr, exit status 2.
+struct UsageError {
+  std::string message;
+};
+
+struct Common {
+  std::string scenario;
+  RunOptions run;
+  std::string backend = "fake";
+  std::string trace_file;
+  std::string chrome_file;
+  bool json = false;
+  int64_t seeds = 0;
+  std::map<std::string, std::string> script_files;
+  bool seed_given = false;
+};
+
+int64_t parse_number(const std::string& flag, const std::string& text, int64_t min, int64_t max) {
+  auto v = parse_int(text);
+  if (!v || *v < min || *v > max)
+    throw UsageError{flag + " " + text + ": expected an integer from " + std::to_string(min) + " to " +
+                     std::to_string(max)};
+  return *v;
+}
+
+std::pair<std::string, std::string> split_pair(const std::string& flag, const std::string& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError{flag + " " + text + ": expected NAME=VALUE"};
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+// Flags shared by run, explore and check; `allowed` says which this subcommand takes.
+Common parse_common(const std::string& cmd, const std::vector<std::string>& args, const std::string& allowed) {
+  Common c;
+  auto takes = [&](const std::string& flag) { return allowed.find(flag + " ") != std::string::npos; };
+  for (size_t i = 0; i < args.size(); i++) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw UsageError{a + " needs a value"};
+      return args[++i];
+    };
+    if (a.rfind("--", 0) == 0 && !takes(a))
+      throw UsageError{"unknown option " + a + " for '" + cmd + "' (see redlab --help)"};
+    if (a == "--seed") {
+      c.run.seed = uint64_t(parse_number(a, value(), 0, INT64_MAX));
+      c.seed_given = true;
+    } else if (a == "--set") {
+      auto [k, v] = split_pair(a, value());
+      auto n = parse_int(v);
+      if (!n) throw UsageError{"--set " + k + "=" + v + ": expected an integer value"};
+      c.run.set[k] = *n;
+    } else if (a == "--variant") {
+      auto [k, v] = split_pair(a, value());
+      c.run.variant[k] = v;
+    } else if (a == "--backend") {
+      c.backend = value();
+    } else if (a == "--trace") {
+      c.trace_file = value();
+    } else if (a == "--chrome-trace") {
+      c.chrome_file = value();
+    } else if (a == "--json") {
+      c.json = true;
+    } else if (a == "--lang") {
+      c.run.lang = value();
+      if (c.run.lang != "en" && c.run.lang != "ru" && c.run.lang != "cs")
+        throw UsageError{"--lang " + c.run.lang + ": expected en, ru or cs"};
+    } else if (a == "--seeds") {
+      c.seeds = parse_number(a, value(), 1, 10000000);
+    } else if (a == "--script") {
+      auto [k, v] = split_pair(a, value());
+      c.script_files[k] = v;
+    } else if (a.rfind("-", 0) == 0) {
+      throw UsageError{"unknown option " + a + " for '" + cmd + "' (see redlab --help)"};
+    } else if (c.scenario.empty()) {
+      c.scenario = a;
+    } else {
+      throw UsageError{"unexpected argument '" + a + "' (one scenario at a time)"};
+    }
+  }
+  if (c.scenario.empty()) throw UsageError{"'" + cmd + "' needs a SCENARIO (an id from 'redlab list', or a file)"};
+  if (c.backend != "fake") {
+    if (c.backend == "spawn" || c.backend.rfind("redis://", 0) == 0 || c.backend.rfind("unix://", 0) == 0)
+      throw UsageError{"--backend " + c.backend + ": scenarios run on the fake backend only in this build "
+                       "(the real backend is not built yet)"};
+    throw UsageError{"--backend " + c.backend + ": expected fake, spawn or redis://HOST:PORT"};
+  }
+  return c;
+}
+
+// Writes a file whole or not at all: a temporary next to it, then a rename.
+void write_file_atomically(const std::string& path, const std::string& text) {
+  fs::path target(path);
+  fs::path tmp = target;
+  tmp += ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UsageError{path + ": cannot write (" + std::string(std::strerror(errno)) + ")"};
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw UsageError{path + ": write failed"};
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw UsageError{path + ": cannot write (" + ec.message() + ")"};
+  }
+}
+
+std::string read_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError{what + " " + path + ": cannot open the file"};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string variant_line(const RunResult& r) {
+  std::string out;
+  for (auto& [k, v] : r.variant) out += (out.empty() ? "" : " ") + k + "=" + v;
+  return out;
+}
+
+// ---- the text timeline ----
+
+// One row per actor: what it was doing in each column of time.
+std::string chart(const RunResult& r, int width) {
+  TimeUs end = std::max<TimeUs>(r.end_us, 1);
+  // A round column size, so that the axis reads 0s 5s 10s.
+  TimeUs col = 1000;
+  for (TimeUs nice : {1000LL, 2000LL, 5000LL, 10000LL, 20000LL, 50000LL, 100000LL, 200000LL, 250000LL, 500000LL,
+                      1000000LL, 2000000LL, 5000000LL, 10000000LL, 30000000LL, 60000000LL}) {
+    col = nice;
+    if (nice * width >= end) break;
+  }
+  width = int(std::min<TimeUs>(width, (end + col - 1) / col));
+  size_t name_w = 6;
+  for (auto& a : r.actors) name_w = std::max(name_w, a.size() + 2);
+  std::map<std::string, std::string> rows;
+  std::map<std::string, std::string> host_of;  // actors on a shared client pause together
+  for (auto& a : r.actors) rows[a] = std::string(width, ' ');
+  auto paint = [&](const std::string& actor, TimeUs from, TimeUs to, char c, int rank) {
+    static const std::string order = " .-~#!P";  // later wins
+    auto it = rows.find(actor);
+    if (it == rows.end()) return;
+    int a = int(std::min<TimeUs>(width - 1, from / col));
+    int b = int(std::min<TimeUs>(width - 1, std::max(from, to - 1) / col));
+    for (int i = a; i <= b; i++)
+      if (int(order.find(it->second[i])) < rank) it->second[i] = c;
+  };
+  std::map<std::string, TimeUs> started, work_from, wait_from;
+  std::map<std::string, TimeUs> paused_from;
+  std::set<std::string> ended;
+  for (const auto& e : r.trace.events()) {
+    if (e.kind == "actor_start") started[e.actor] = e.time_us;
+    if (e.kind == "actor_end" && started.count(e.actor)) {
+      paint(e.actor, started[e.actor], e.time_us, '.', 1);
+      ended.insert(e.actor);
+    }
+    if (e.kind == "work") work_from[e.actor] = e.time_us;
+    if (e.kind == "work_done" && work_from.count(e.actor)) paint(e.actor, work_from[e.actor], e.time_us, '~', 3);
+    if (e.kind == "sleep") wait_from[e.actor] = e.time_us;
+    if (e.kind == "sleep_done" && wait_from.count(e.actor)) paint(e.actor, wait_from[e.actor], e.time_us, '-', 2);
+    if (e.kind == "read_timeout" || e.kind == "pool_timeout" || e.kind == "eof" || e.kind == "lock_lost" ||
+        e.kind == "abandon" || e.kind == "tx_gave_up" || e.kind == "resource_reject" || e.kind == "pubsub_disconnected")
+      paint(e.actor, e.time_us, e.time_us + 1, '!', 5);
+    if (e.kind == "fault" && e.text.rfind("pause", 0) == 0) paused_from[e.actor] = e.time_us;
+    if (e.kind == "fault" && e.text == "resume" && paused_from.count(e.actor)) {
+      for (auto& a : r.actors)
+        if (a == e.actor || r.trace.meta().count("client." + e.actor)) {
+          // A paused host stops every actor on it; a single actor's host is the actor.
+          if (a == e.actor) paint(a, paused_from[e.actor], e.time_us, 'P', 6);
+        }
+    }
+  }
+  for (auto& [a, t] : started)
+    if (!ended.count(a)) paint(a, t, end, '.', 1);
+  for (const auto& h : r.facts.holds) paint(h.actor, h.from_us, h.to_us, '#', 4);
+  std::ostringstream out;
+  // Axis: a label every 10 columns.
+  std::string axis(width + 10, ' ');
+  for (int i = 0; i < width; i += 10) {
+    std::string label = i == 0 ? std::string("0s") : format_time(TimeUs(i) * col);
+    if (label.size() > 3 && label.substr(label.size() - 4) == ".0 s") label = label.substr(0, label.size() - 4) + "s";
+    axis.replace(i, label.size(), label);
+  }
+  out << std::string(name_w, ' ') << axis.substr(0, width + 6) << "\n";
+  for (auto& a : r.actors) out << a << std::string(name_w - a.size(), ' ') << rows[a] << "\n";
+  out << std::string(name_w, ' ') << "one column = " << format_time(col)
+      << "   # holds a lock  ~ works  - sleeps  . active  ! error/lost  P paused\n";
+  return out.str();
+}
+
+bool story_event(const TraceEvent& e) {
+  static const char* kinds[] = {"lock_acquired", "lock_busy",      "lock_released",     "lock_lost",
+                                "lock_gave_up",  "lock_extend_failed", "abandon",        "resource_accept",
+                                "resource_reject", "fault",        "watchdog_start",    "tx_committed",
+                                "tx_gave_up",    "tx_skipped",     "pool_timeout",      "read_timeout",
+                                "pubsub_disconnected", "pubsub_resubscribe", "subscribe_failed", "consume_error",
+                                "note",          "narration",      "setup",             "lock_not_held",
+                                "server_command", "run_bound"};
+  for (const char* k : kinds)
+    if (e.kind == k) return true;
+  return false;
+}
+
+void print_text(const Scenario& sc, const RunResult& r, const std::string& lang) {
+  std::cout << sc.id << ": " << sc.title.get(lang) << "\n";
+  std::cout << "seed " << r.trace.meta().at("seed");
+  std::string v = variant_line(r);
+  if (!v.empty()) std::cout << "   variant " << v;
+  std::cout << "\n";
+  if (!r.params.empty()) {
+    std::cout << "params";
+    for (auto& [k, val] : r.params) std::cout << " " << k << "=" << val;
+    std::cout << "\n";
+  }
+  std::cout << "\n" << chart(r, 60) << "\n";
+  std::cout << "events\n";
+  size_t shown = 0, hidden = 0;
+  for (const auto& e : r.trace.events()) {
+    if (!story_event(e)) continue;
+    if (shown >= 80) {
+      hidden++;
+      continue;
+    }
+    std::string t = format_time(e.time_us);
+    std::cout << std::string(t.size() < 9 ? 9 - t.size() : 0, ' ') << t << "  "
+              << (e.actor.empty() ? std::string("--") : e.actor) << "  " << e.kind;
+    if (!e.text.empty()) std::cout << "  " << e.text;
+    std::cout << "\n";
+    shown++;
+  }
+  if (hidden) std::cout << "  ... " << hidden << " more (write them all with --trace FILE)\n";
+  std::cout << "\nchecks\n";
+  for (const auto& c : r.checks) {
+    std::cout << "  " << (c.ok ? "ok    " : "FAILED") << "  " << c.name << ": " << c.summary;
+    if (c.expected) std::cout << (c.ok == *c.expected ? "   [as expected]" : "   [NOT AS EXPECTED]");
+    std::cout << "\n";
+    for (size_t i = 1; i < c.violations.size() && i < 5; i++) std::cout << "          " << c.violations[i].text << "\n";
+  }
+  std::cout << "\n"
+            << (r.expectation_met ? "expectation met" : "expectation NOT met") << " (" << r.events << " events, "
+            << format_time(r.end_us) << " of virtual time)\n";
+}
+
+ojson checks_json(const RunResult& r) {
+  ojson checks = ojson::array();
+  for (const auto& c : r.checks) {
+    ojson j;
+    j["name"] = c.name;
+    j["check"] = c.check;
+    j["ok"] = c.ok;
+    j["violations"] = c.violations.size();
+    j["summary"] = c.summary;
+    if (c.expected) j["expected"] = *c.expected;
+    ojson details = ojson::array();
+    for (const auto& v : c.violations) {
+      ojson d;
+      d["from_us"] = v.from_us;
+      d["to_us"] = v.to_us;
+      d["who"] = v.who;
+      d["text"] = v.text;
+      details.push_back(d);
+    }
+    j["details"] = details;
+    checks.push_back(j);
+  }
+  return checks;
+}
+
+ojson run_json(const RunResult& r, const Common& c) {
+  ojson j;
+  j["scenario"] = r.trace.meta().at("scenario");
+  j["backend"] = c.backend;
+  j["seed"] = c.run.seed;
+  ojson variant = ojson::object();
+  for (auto& [k, v] : r.variant) variant[k] = v;
+  j["variant"] = variant;
+  ojson params = ojson::object();
+  for (auto& [k, v] : r.params) params[k] = v;
+  j["params"] = params;
+  j["checks"] = checks_json(r);
+  j["expectation_met"] = r.expectation_met;
+  j["events"] = r.events;
+  j["end_us"] = r.end_us;
+  return j;
+}
+
+Scenario load(const Common& c) { return load_scenario_file(resolve_scenario(c.scenario)); }
+
+template <typename F>
+int guarded(F f) {
+  try {
+    return f();
+  } catch (const UsageError& e) {
+    std::cerr << "redlab: " << e.message << "\n";
+    return 2;
+  } catch (const ScenarioError& e) {
+    std::cerr << "redlab: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace
+
+std::string scenarios_dir() {
+  if (const char* env = std::getenv("REDLAB_SCENARIOS"); env && *env) return env;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+      if (fs::is_directory(dir / "scenarios", ec) && fs::exists(dir / "CMakeLists.txt", ec))
+        return (dir / "scenarios").string();
+    }
+  }
+#ifdef REDLAB_SOURCE_DIR
+  if (fs::is_directory(fs::path(REDLAB_SOURCE_DIR) / "scenarios", ec))
+    return (fs::path(REDLAB_SOURCE_DIR) / "scenarios").string();
+#endif
+  return "scenarios";
+}
+
+std::string resolve_scenario(const std::string& name) {
+  std::error_code ec;
+  if (name.find('/') != std::string::npos || (name.size() > 5 && name.substr(name.size() - 5) == ".json")) {
+    if (!fs::exists(name, ec)) throw UsageError{"scenario file " + name + ": no such file"};
+    return name;
+  }
+  fs::path p = fs::path(scenarios_dir()) / (name + ".json");
+  if (!fs::exists(p, ec)) throw UsageError{"no scenario \"" + name + "\" in " + scenarios_dir() + " (see redlab list)"};
+  return p.string();
+}
+
+int list_main(const std::vector<std::string>& args) {
+  return guarded([&] {
+    bool json = false;
+    std::string lang = "en";
+    for (size_t i = 0; i < args.size(); i++) {
+      if (args[i] == "--json") json = true;
+      else if (args[i] == "--lang" && i + 1 < args.size()) lang = args[++i];
+      else throw UsageError{"unknown argument '" + args[i] + "' for 'list'"};
+    }
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (auto& entry : fs::directory_iterator(scenarios_dir(), ec))
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+    if (ec) throw UsageError{"cannot read " + scenarios_dir() + ": " + ec.message()};
+    std::sort(files.begin(), files.end());
+    ojson out = ojson::array();
+    int bad = 0;
+    for (auto& f : files) {
+      try {
+        Scenario sc = load_scenario_file(f.string());
+        if (json) {
+          ojson j;
+          j["id"] = sc.id;
+          j["title"] = sc.title.get(lang);
+          j["topic"] = sc.topic;
+          ojson vars = ojson::object();
+          for (auto& v : sc.variants) vars[v.name] = v.values;
+          j["variants"] = vars;
+          out.push_back(j);
+        } else {
+          std::string id = sc.id;
+          std::cout << id << std::string(id.size() < 24 ? 24 - id.size() : 1, ' ') << sc.title.get(lang) << "\n";
+        }
+      } catch (const ScenarioError& e) {
+        std::cerr << "redlab: " << e.what() << "\n";
+        bad++;
+      }
+    }
+    if (json) std::cout << out.dump(2) << "\n";
+    return bad ? 2 : 0;
+  });
+}
+
+int run_main(const std::vector<std::string>& args) {
+  return guarded([&] {
+    Common c = parse_common("run", args,
+                            "--seed --set --variant --backend --trace --chrome-trace --json --lang --script ");
+    Scenario sc = load(c);
+    for (auto& [name, file] : c.script_files) c.run.scripts[name] = read_file(file, "--script");
+    RunResult r = run_scenario(sc, c.run);
+    if (!c.trace_file.empty()) write_file_atomically(c.trace_file, trace_to_json(r.trace));
+    if (!c.chrome_file.empty()) write_file_atomically(c.chrome_file, chrome_trace_json(r.trace));
+    if (c.json)
+      std::cout << run_json(r, c).dump(2) << "\n";
+    else
+      print_text(sc, r, c.run.lang);
+    return r.expectation_met ? 0 : 1;
+  });
+}
+
+int explore_main(const std::vector<std::string>& args) {
+  return guarded([&] {
+    Common c = parse_common("explore", args, "--seeds --set --variant --backend --json --lang --script ");
+    if (c.seeds == 0) c.seeds = 1000;
+    Scenario sc = load(c);
+    for (auto& [name, file] : c.script_files) c.run.scripts[name] = read_file(file, "--script");
+    // Validate the inputs once, on seed 1, so a bad flag is one clear error.
+    RunResult first = run_scenario(sc, [&] {
+      RunOptions o = c.run;
+      o.seed = 1;
+      return o;
+    }());
+    struct Tally {
+      int64_t violated = 0;
+      int64_t first_seed = -1;
+      std::string first_summary;
+    };
+    std::vector<Tally> tally(first.checks.size());
+    int64_t unmet = 0, first_unmet = -1;
+    auto t0 = std::chrono::steady_clock::now();
+    // Seeds are independent runs: split them over the cores, merge in seed order.
+    unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+    std::vector<std::vector<std::pair<int64_t, RunResult>>> parts(threads);
+    std::vector<std::vector<std::tuple<int64_t, std::vector<bool>, std::vector<std::string>, bool>>> outs(threads);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; t++) {
+      pool.emplace_back([&, t] {
+        for (int64_t seed = 1 + t; seed <= c.seeds; seed += threads) {
+          RunOptions o = c.run;
+          o.seed = uint64_t(seed);
+          RunResult r = run_scenario(sc, o);
+          std::vector<bool> ok;
+          std::vector<std::string> summaries;
+          for (auto& ch : r.checks) {
+            ok.push_back(ch.ok);
+            summaries.push_back(ch.ok ? std::string() : ch.summary);
+          }
+          outs[t].emplace_back(seed, std::move(ok), std::move(summaries), r.expectation_met);
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    std::vector<std::tuple<int64_t, std::vector<bool>, std::vector<std::string>, bool>> all;
+    for (auto& o : outs) all.insert(all.end(), o.begin(), o.end());
+    std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    for (auto& [seed, ok, summaries, met] : all) {
+      for (size_t i = 0; i < ok.size() && i < tally.size(); i++)
+        if (!ok[i]) {
+          tally[i].violated++;
+          if (tally[i].first_seed < 0) {
+            tally[i].first_seed = seed;
+            tally[i].first_summary = summaries[i];
+          }
+        }
+      if (!met) {
+        unmet++;
+        if (first_unmet < 0) first_unmet = seed;
+      }
+    }
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto replay = [&](int64_t seed) {
+      std::string cmd = "redlab run " + sc.id + " --seed " + std::to_string(seed);
+      for (auto& [k, v] : c.run.variant) cmd += " --variant " + k + "=" + v;
+      for (auto& [k, v] : c.run.set) cmd += " --set " + k + "=" + std::to_string(v);
+      return cmd;
+    };
+    if (c.json) {
+      ojson j;
+      j["scenario"] = sc.id;
+      j["seeds"] = c.seeds;
+      ojson variant = ojson::object();
+      for (auto& [k, v] : first.variant) variant[k] = v;
+      j["variant"] = variant;
+      ojson checks = ojson::array();
+      for (size_t i = 0; i < tally.size(); i++) {
+        ojson cj;
+        cj["name"] = first.checks[i].name;
+        cj["violated"] = tally[i].violated;
+        if (tally[i].first_seed >= 0) {
+          cj["first_seed"] = tally[i].first_seed;
+          cj["replay"] = replay(tally[i].first_seed);
+        }
+        checks.push_back(cj);
+      }
+      j["checks"] = checks;
+      j["expectation_unmet"] = unmet;
+      j["runs_per_second"] = int64_t(double(c.seeds) / std::max(secs, 1e-9));
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << "explore " << sc.id << " over seeds 1.." << c.seeds;
+      std::string v = variant_line(first);
+      if (!v.empty()) std::cout << " (" << v << ")";
+      std::cout << "\n";
+      for (size_t i = 0; i < tally.size(); i++) {
+        const std::string& name = first.checks[i].name;
+        std::cout << "  " << name << std::string(name.size() < 20 ? 20 - name.size() : 1, ' ');
+        if (tally[i].violated == 0) {
+          std::cout << "held in every seed\n";
+        } else {
+          std::cout << "violated in " << tally[i].violated << " of " << c.seeds << " seeds; smallest: seed "
+                    << tally[i].first_seed << "\n      " << tally[i].first_summary << "\n      replay: "
+                    << replay(tally[i].first_seed) << "\n";
+        }
+      }
+      if (unmet) std::cout << "  expectation not met in " << unmet << " seeds (first: " << first_unmet << ")\n";
+      char rate[64];
+      std::snprintf(rate, sizeof rate, "%.2f s (%.0f runs/s)", secs, double(c.seeds) / std::max(secs, 1e-9));
+      std::cout << c.seeds << " runs in " << rate << " on " << threads << " threads\n";
+    }
+    return 0;
+  });
+}
+
+int check_main(const std::vector<std::string>& args) {
+  return guarded([&] {
+    Common c = parse_common("check", args, "--script --variant --set --seeds --backend --json --lang ");
+    Scenario sc = load(c);
+    if (!sc.exercise) throw UsageError{sc.id + " has no exercise to check"};
+    const Exercise& ex = *sc.exercise;
+    RunOptions base = c.run;
+    for (auto& [k, v] : ex.variant)
+      if (!base.variant.count(k)) base.variant[k] = v;
+    for (auto& [k, v] : ex.set)
+      if (!base.set.count(k)) base.set[k] = v;
+    for (auto& [name, file] : c.script_files) {
+      if (!sc.script(name)) throw UsageError{"--script " + name + ": " + sc.id + " has no script \"" + name + "\""};
+      base.scripts[name] = read_file(file, "--script");
+    }
+    int64_t seeds = c.seeds ? c.seeds : ex.seeds;
+    for (int64_t seed = 1; seed <= seeds; seed++) {
+      RunOptions o = base;
+      o.seed = uint64_t(seed);
+      RunResult r = run_scenario(sc, o);
+      for (auto& [name, want] : ex.expect) {
+        for (auto& ch : r.checks) {
+          if (ch.name != name || ch.ok == want) continue;
+          if (c.json) {
+            ojson j;
+            j["scenario"] = sc.id;
+            j["pass"] = false;
+            j["seed"] = seed;
+            j["check"] = name;
+            j["summary"] = ch.summary;
+            std::cout << j.dump(2) << "\n";
+          } else {
+            std::cout << "FAIL " << sc.id << ": seed " << seed << ": " << name << " should "
+                      << (want ? "hold" : "be violated") << " but " << (ch.ok ? "holds" : "is violated") << ": "
+                      << ch.summary << "\n  replay: redlab run " << sc.id << " --seed " << seed;
+            for (auto& [k, v] : o.variant) std::cout << " --variant " << k << "=" << v;
+            for (auto& [k, f] : c.script_files) std::cout << " --script " << k << "=" << f;
+            std::cout << "\n";
+          }
+          return 1;
+        }
+      }
+    }
+    if (c.json) {
+      ojson j;
+      j["scenario"] = sc.id;
+      j["pass"] = true;
+      j["seeds"] = seeds;
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << "PASS " << sc.id << ": every check as required over seeds 1.." << seeds << "\n";
+    }
+    return 0;
+  });
+}
+
+}  // namespace redlab::app

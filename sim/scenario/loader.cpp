@@ -1,0 +1,980 @@
+// Scenario loading: JSON with positions -> a validated Scenario, or one located error.
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "sim/scenario/scenario.h"
+
+namespace redlab::scenario {
+
+const std::string& Text::get(const std::string& lang) const {
+  static const std::string kEmpty;
+  if (auto it = by_lang.find(lang); it != by_lang.end()) return it->second;
+  if (auto it = by_lang.find("en"); it != by_lang.end()) return it->second;
+  return by_lang.empty() ? kEmpty : by_lang.begin()->second;
+}
+
+const Template* Step::t(const std::string& key) const {
+  auto it = text.find(key);
+  return it == text.end() ? nullptr : &it->second;
+}
+const Expr* Step::n(const std::string& key) const {
+  auto it = number.find(key);
+  return it == number.end() ? nullptr : &it->second;
+}
+const std::vector<Template>* Step::l(const std::string& key) const {
+  auto it = list.find(key);
+  return it == list.end() ? nullptr : &it->second;
+}
+bool Step::f(const std::string& key, bool def) const {
+  auto it = flag.find(key);
+  return it == flag.end() ? def : it->second;
+}
+std::string Step::nm(const std::string& key) const {
+  auto it = name.find(key);
+  return it == name.end() ? std::string() : it->second;
+}
+
+const Param* Scenario::param(const std::string& n) const {
+  for (const Param& p : params)
+    if (p.name == n) return &p;
+  return nullptr;
+}
+const Variant* Scenario::variant(const std::string& n) const {
+  for (const Variant& v : variants)
+    if (v.name == n) return &v;
+  return nullptr;
+}
+const ScriptDef* Scenario::script(const std::string& n) const {
+  for (const ScriptDef& s : scripts)
+    if (s.name == n) return &s;
+  return nullptr;
+}
+const ClientDef* Scenario::client(const std::string& n) const {
+  for (const ClientDef& c : clients)
+    if (c.name == n) return &c;
+  return nullptr;
+}
+
+namespace {
+
+// The seeds' recipes as built-in scripts; a file may define its own under the same names
+// (an exercise replaces one of them with a student's script).
+const char* kBuiltinScripts[][2] = {
+    {"lock_release",
+     "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+     "  return redis.call('DEL', KEYS[1])\n"
+     "end\n"
+     "return 0\n"},
+    {"lock_extend",
+     "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+     "  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+     "end\n"
+     "return 0\n"},
+    {"fenced_acquire",
+     "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+     "  return redis.call('INCR', KEYS[2])\n"
+     "end\n"
+     "return 0\n"},
+};
+
+bool is_word(const std::string& s) {
+  if (s.empty()) return false;
+  char c0 = s[0];
+  if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_')) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-'))
+      return false;
+  return true;
+}
+bool is_ident(const std::string& s) { return is_word(s) && s.find('-') == std::string::npos; }
+
+enum class F { Text, Num, Dur, Bool, List, Name, Steps, Cond, Says };
+struct FieldSpec {
+  const char* key;
+  F type;
+  bool required;
+};
+
+// Step vocabulary: op -> its own fields (besides do, when, save).
+const std::map<std::string, std::vector<FieldSpec>>& step_specs() {
+  static const std::map<std::string, std::vector<FieldSpec>> specs = {
+      {"command",
+       {{"cmd", F::Text, false},
+        {"args", F::List, false},
+        {"deadline_ms", F::Dur, false},
+        {"record", F::Text, false}}},
+      {"pipeline", {{"cmds", F::List, true}}},
+      {"tx", {{"cmds", F::List, true}, {"record", F::Text, false}}},
+      {"sleep", {{"ms", F::Dur, true}}},
+      {"work", {{"ms", F::Dur, true}}},
+      {"lock_acquire",
+       {{"lock", F::Text, true},
+        {"ttl_ms", F::Dur, true},
+        {"retry_ms", F::Dur, false},
+        {"wait_ms", F::Dur, false},
+        {"token", F::Text, false}}},
+      {"lock_release",
+       {{"lock", F::Text, true}, {"method", F::Text, false}, {"script", F::Name, false}}},
+      {"lock_extend",
+       {{"lock", F::Text, true}, {"ttl_ms", F::Dur, true}, {"script", F::Name, false}}},
+      {"watchdog",
+       {{"lock", F::Text, true},
+        {"ttl_ms", F::Dur, true},
+        {"every_ms", F::Dur, false},
+        {"script", F::Name, false}}},
+      {"watchdog_stop", {{"lock", F::Text, true}}},
+      {"fenced_acquire",
+       {{"lock", F::Text, true},
+        {"fence_key", F::Text, true},
+        {"ttl_ms", F::Dur, true},
+        {"retry_ms", F::Dur, false},
+        {"wait_ms", F::Dur, false},
+        {"script", F::Name, false}}},
+      {"resource_write",
+       {{"resource", F::Name, true}, {"fence", F::Text, true}, {"value", F::Text, false}}},
+      {"watch_tx",
+       {{"watch", F::List, true},
+        {"read", F::Text, true},
+        {"guard", F::Text, false},
+        {"exec", F::List, true},
+        {"max_attempts", F::Num, false},
+        {"connection", F::Text, false},
+        {"record", F::Text, false}}},
+      {"eval",
+       {{"script", F::Name, true},
+        {"keys", F::List, false},
+        {"args", F::List, false},
+        {"record", F::Text, false}}},
+      {"subscribe",
+       {{"channels", F::List, true}, {"for_ms", F::Dur, true}, {"handle_ms", F::Dur, false}}},
+      {"publish", {{"channel", F::Text, true}, {"message", F::Text, true}}},
+      {"stream_add",
+       {{"stream", F::Text, true}, {"fields", F::List, true}, {"maxlen", F::Num, false}}},
+      {"stream_consume",
+       {{"stream", F::Text, true},
+        {"group", F::Text, true},
+        {"consumer", F::Text, false},
+        {"for_ms", F::Dur, true},
+        {"count", F::Num, false},
+        {"block_ms", F::Dur, false},
+        {"ack", F::Bool, false}}},
+      {"stream_autoclaim",
+       {{"stream", F::Text, true},
+        {"group", F::Text, true},
+        {"consumer", F::Text, false},
+        {"min_idle_ms", F::Dur, true}}},
+      {"repeat", {{"times", F::Num, true}, {"every_ms", F::Dur, false}, {"steps", F::Steps, true}}},
+      {"if", {{"cond", F::Cond, true}, {"then", F::Steps, true}, {"else", F::Steps, false}}},
+      {"note", {{"text", F::Says, true}}},
+      {"set", {{"value", F::Text, true}}},
+  };
+  return specs;
+}
+
+const std::map<std::string, std::vector<FieldSpec>>& check_specs() {
+  static const std::map<std::string, std::vector<FieldSpec>> specs = {
+      {"mutual_exclusion", {{"lock", F::Text, false}}},
+      {"no_foreign_unlock", {{"lock", F::Text, false}}},
+      {"no_stale_write", {{"resource", F::Name, false}}},
+      {"no_forged_fence", {{"resource", F::Name, false}}},
+      {"no_lost_messages", {{"channel", F::Text, false}}},
+      {"no_pool_timeouts", {}},
+      {"no_read_timeouts", {}},
+      {"no_oversell", {{"stock", F::Num, true}, {"record", F::Text, false}}},
+      {"retries_bounded", {{"max_attempts", F::Num, true}}},
+  };
+  return specs;
+}
+
+// Fault vocabulary: op -> which of actor/server/for_ms/by_ms it needs.
+struct FaultSpec {
+  bool actor, server, for_ms, by_ms;
+};
+const std::map<std::string, FaultSpec>& fault_specs() {
+  static const std::map<std::string, FaultSpec> specs = {
+      {"pause", {true, false, true, false}},      {"disconnect", {true, false, false, false}},
+      {"refuse", {true, false, true, false}},     {"partition", {true, false, true, false}},
+      {"latency", {true, false, false, true}},    {"clock_jump", {false, true, false, true}},
+      {"restart", {false, true, false, false}},   {"script_flush", {false, true, false, false}},
+      {"stall", {false, true, true, false}},
+  };
+  return specs;
+}
+
+const std::set<std::string> kOptionNumbers = {
+    "gomaxprocs",      "pool_size",           "pool_timeout_ms",     "dial_timeout_ms",
+    "read_timeout_ms", "write_timeout_ms",    "max_retries",         "min_retry_backoff_ms",
+    "max_retry_backoff_ms", "conn_max_idle_ms", "pubsub_reconnect_delay_ms"};
+const std::set<std::string> kOptionFlags = {"context_timeout_enabled", "retry_pool_timeout",
+                                            "pool_fifo", "hello_on_connect"};
+
+// Names every expression may use besides parameters, variants and saved variables.
+const std::set<std::string> kBuiltinVars = {"i", "n", "actor", "token", "fence", "reply",
+                                            "attempts", "lock_lost", "seed"};
+
+class Loader {
+ public:
+  Loader(std::string file) : file_(std::move(file)) {}
+
+  Scenario load(std::string_view text) {
+    JsonError err;
+    auto doc = parse_json(text, &err);
+    if (!doc) fail(err.pos, "", err.message);
+    const JsonValue& root = *doc;
+    expect_object(root, "");
+    sc_.file = file_;
+    check_keys(root, "",
+               {"format", "version", "id", "title", "topic", "story", "params", "variants",
+                "servers", "network", "clients", "scripts", "resources", "setup", "actors",
+                "faults", "checks", "expect", "narration", "exercise", "duration_ms"});
+    if (auto* v = root.find("format")) {
+      if (!v->is_string() || v->as_string() != "redlab-scenario")
+        fail(v->pos(), "format", "expected \"redlab-scenario\"");
+    }
+    if (auto* v = root.find("version")) {
+      if (!v->is_int()) type_error(*v, "format", "an integer");
+      if (v->as_int() > 1)
+        fail(v->pos(), "version",
+             "written for a newer redlab (version " + std::to_string(v->as_int()) +
+                 "; this one reads version 1)");
+      if (v->as_int() < 1) fail(v->pos(), "version", "must be 1");
+    }
+    sc_.id = req_string(root, "id", "");
+    if (!is_word(sc_.id)) fail(root.find("id")->pos(), "id", "expected a word like ttl-double-holder");
+    sc_.title = req_text(root, "title", "");
+    if (auto* v = root.find("topic")) sc_.topic = string_of(*v, "topic");
+    if (auto* v = root.find("story")) sc_.story = text_of(*v, "story");
+
+    collect_saves(root);
+    if (auto* v = root.find("params")) load_params(*v);
+    if (auto* v = root.find("variants")) load_variants(*v);
+    if (auto* v = root.find("duration_ms")) sc_.duration_ms = duration(*v, "duration_ms");
+    load_servers(root.find("servers"));
+    if (auto* v = root.find("network")) load_network(*v);
+    if (auto* v = root.find("scripts")) load_scripts(*v);
+    for (auto& [name, source] : kBuiltinScripts)
+      if (!sc_.script(name)) sc_.scripts.push_back(ScriptDef{name, source, {}});
+    if (auto* v = root.find("resources")) load_resources(*v);
+    load_clients(root.find("clients"));
+    if (auto* v = root.find("setup")) load_setup(*v);
+    const JsonValue* actors = root.find("actors");
+    if (!actors) fail(root.pos(), "", "missing key \"actors\"");
+    load_actors(*actors);
+    if (auto* v = root.find("faults")) load_faults(*v);
+    if (auto* v = root.find("checks")) load_checks(*v);
+    if (auto* v = root.find("expect")) load_expect(*v);
+    if (auto* v = root.find("narration")) load_narration(*v);
+    if (auto* v = root.find("exercise")) load_exercise(*v);
+    return std::move(sc_);
+  }
+
+ private:
+  [[noreturn]] void fail(Pos pos, const std::string& path, const std::string& message) const {
+    std::string where = file_ + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) +
+                        ": ";
+    if (!path.empty()) where += path + ": ";
+    throw ScenarioError(where + message);
+  }
+  [[noreturn]] void type_error(const JsonValue& v, const std::string& path,
+                               const std::string& wanted) const {
+    fail(v.pos(), path,
+         "expected " + wanted + ", found " + JsonValue::type_name(v.type()) + describe(v));
+  }
+  static std::string describe(const JsonValue& v) {
+    if (v.is_string()) {
+      std::string s = v.as_string();
+      if (s.size() > 40) s = s.substr(0, 40) + "...";
+      return " \"" + s + "\"";
+    }
+    if (v.is_int()) return " " + std::to_string(v.as_int());
+    return "";
+  }
+  static std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  static std::string index(const std::string& path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+  }
+
+  void expect_object(const JsonValue& v, const std::string& path) const {
+    if (!v.is_object()) type_error(v, path, "an object");
+  }
+  void expect_array(const JsonValue& v, const std::string& path) const {
+    if (!v.is_array()) type_error(v, path, "an array");
+  }
+  void check_keys(const JsonValue& v, const std::string& path,
+                  std::initializer_list<const char*> allowed) const {
+    std::vector<std::string> a(allowed.begin(), allowed.end());
+    check_keys(v, path, a);
+  }
+  void check_keys(const JsonValue& v, const std::string& path,
+                  const std::vector<std::string>& allowed) const {
+    for (const auto& m : v.members()) {
+      bool ok = false;
+      for (const auto& k : allowed) ok = ok || m.key == k;
+      if (!ok) {
+        std::string list;
+        for (const auto& k : allowed) list += (list.empty() ? "" : ", ") + k;
+        fail(m.key_pos, join(path, m.key), "unknown key \"" + m.key + "\" (expected one of: " +
+                                               list + ")");
+      }
+    }
+  }
+  std::string string_of(const JsonValue& v, const std::string& path) const {
+    if (!v.is_string()) type_error(v, path, "a string");
+    return v.as_string();
+  }
+  std::string req_string(const JsonValue& obj, const std::string& key,
+                         const std::string& path) const {
+    const JsonValue* v = obj.find(key);
+    if (!v) fail(obj.pos(), path, "missing key \"" + key + "\"");
+    return string_of(*v, join(path, key));
+  }
+  Text text_of(const JsonValue& v, const std::string& path) const {
+    Text t;
+    if (v.is_string()) {
+      t.by_lang["en"] = v.as_string();
+      return t;
+    }
+    if (!v.is_object()) type_error(v, path, "a string or an object of languages");
+    check_keys(v, path, {"en", "ru", "cs"});
+    for (const auto& m : v.members()) t.by_lang[m.key] = string_of(m.value, join(path, m.key));
+    if (t.by_lang.empty()) fail(v.pos(), path, "expected at least one language");
+    return t;
+  }
+  Text req_text(const JsonValue& obj, const std::string& key, const std::string& path) const {
+    const JsonValue* v = obj.find(key);
+    if (!v) fail(obj.pos(), path, "missing key \"" + key + "\"");
+    return text_of(*v, join(path, key));
+  }
+
+  // Names known to expressions: parameters, variants, built-in and saved variables.
+  bool known(std::string_view name) const {
+    std::string n(name);
+    return sc_.param(n) || sc_.variant(n) || kBuiltinVars.count(n) || saves_.count(n);
+  }
+  NameCheck names() const {
+    return [this](std::string_view n) { return known(n); };
+  }
+  // A string value's column points at its opening quote; an offset inside it is one further.
+  Pos inside(const JsonValue& v, size_t offset) const {
+    Pos p = v.pos();
+    p.column += int(offset) + 1;
+    return p;
+  }
+  Expr expr(const JsonValue& v, const std::string& path) const {
+    if (v.is_int()) return Expr::constant(v.as_int());
+    if (!v.is_string()) type_error(v, path, "an integer or an expression");
+    std::string s = v.as_string();
+    // "${ttl_ms}" and "ttl_ms" mean the same here.
+    if (s.size() > 3 && s.rfind("${", 0) == 0 && s.back() == '}' &&
+        s.find('}') == s.size() - 1) {
+      std::string error;
+      size_t at = 0;
+      auto e = Expr::parse(std::string_view(s).substr(2, s.size() - 3), names(), &error, &at);
+      if (!e) fail(inside(v, at + 2), path, error);
+      return *e;
+    }
+    std::string error;
+    size_t at = 0;
+    auto e = Expr::parse(s, names(), &error, &at);
+    if (!e) fail(inside(v, at), path, error);
+    return *e;
+  }
+  Expr duration(const JsonValue& v, const std::string& path) const {
+    Expr e = expr(v, path);
+    if (e.is_constant() && e.eval({}) < 0)
+      fail(v.pos(), path, "a duration cannot be negative (" + std::to_string(e.eval({})) + ")");
+    return e;
+  }
+  Template tmpl(const JsonValue& v, const std::string& path) const {
+    if (v.is_int()) return Template::literal(std::to_string(v.as_int()));
+    if (!v.is_string()) type_error(v, path, "a string");
+    std::string error;
+    size_t at = 0;
+    auto t = Template::parse(v.as_string(), names(), &error, &at);
+    if (!t) fail(inside(v, at), path, error);
+    return *t;
+  }
+  Cond cond(const JsonValue& v, const std::string& path) const {
+    if (!v.is_string()) type_error(v, path, "a condition string like \"release=lua\"");
+    std::string error;
+    size_t at = 0;
+    auto c = Cond::parse(v.as_string(), names(), &error, &at);
+    if (!c) fail(inside(v, at), path, error);
+    return *c;
+  }
+  bool boolean(const JsonValue& v, const std::string& path) const {
+    if (!v.is_bool()) type_error(v, path, "true or false");
+    return v.as_bool();
+  }
+  int64_t integer(const JsonValue& v, const std::string& path) const {
+    if (!v.is_int()) type_error(v, path, "an integer");
+    return v.as_int();
+  }
+
+  void collect_saves(const JsonValue& v) {
+    if (v.is_object()) {
+      for (const auto& m : v.members()) {
+        if (m.key == "save" && m.value.is_string()) saves_.insert(m.value.as_string());
+        collect_saves(m.value);
+      }
+    } else if (v.is_array()) {
+      for (const auto& item : v.items()) collect_saves(item);
+    }
+  }
+
+  void load_params(const JsonValue& v) {
+    expect_object(v, "params");
+    for (const auto& m : v.members()) {
+      std::string path = "params." + m.key;
+      if (!is_ident(m.key))
+        fail(m.key_pos, path, "a parameter name is letters, digits and '_' (\"ttl_ms\")");
+      if (kBuiltinVars.count(m.key)) fail(m.key_pos, path, "\"" + m.key + "\" is a built-in name");
+      expect_object(m.value, path);
+      check_keys(m.value, path, {"default", "min", "max", "unit", "label"});
+      Param p;
+      p.name = m.key;
+      const JsonValue* d = m.value.find("default");
+      if (!d) fail(m.value.pos(), path, "missing key \"default\"");
+      p.def = integer(*d, path + ".default");
+      p.min = m.value.find("min") ? integer(*m.value.find("min"), path + ".min") : p.def;
+      p.max = m.value.find("max") ? integer(*m.value.find("max"), path + ".max") : p.def;
+      if (p.min > p.max) fail(m.value.pos(), path, "min is above max");
+      if (p.def < p.min || p.def > p.max) fail(d->pos(), path + ".default", "outside [min, max]");
+      if (auto* u = m.value.find("unit")) p.unit = string_of(*u, path + ".unit");
+      if (auto* l = m.value.find("label")) p.label = text_of(*l, path + ".label");
+      sc_.params.push_back(std::move(p));
+    }
+  }
+
+  void load_variants(const JsonValue& v) {
+    expect_object(v, "variants");
+    for (const auto& m : v.members()) {
+      std::string path = "variants." + m.key;
+      if (!is_word(m.key)) fail(m.key_pos, path, "a variant name is a word (\"release\")");
+      if (sc_.param(m.key)) fail(m.key_pos, path, "\"" + m.key + "\" is also a parameter");
+      expect_object(m.value, path);
+      check_keys(m.value, path, {"values", "default", "label", "value_labels"});
+      Variant var;
+      var.name = m.key;
+      const JsonValue* values = m.value.find("values");
+      if (!values) fail(m.value.pos(), path, "missing key \"values\"");
+      expect_array(*values, path + ".values");
+      for (size_t i = 0; i < values->items().size(); i++) {
+        std::string value = string_of(values->items()[i], index(path + ".values", i));
+        if (!is_word(value)) fail(values->items()[i].pos(), index(path + ".values", i), "expected a word");
+        var.values.push_back(value);
+      }
+      if (var.values.size() < 2) fail(values->pos(), path + ".values", "a variant needs two values or more");
+      var.def = var.values[0];
+      if (auto* d = m.value.find("default")) {
+        var.def = string_of(*d, path + ".default");
+        bool found = false;
+        for (auto& x : var.values) found = found || x == var.def;
+        if (!found) fail(d->pos(), path + ".default", "\"" + var.def + "\" is not one of the values");
+      }
+      if (auto* l = m.value.find("label")) var.label = text_of(*l, path + ".label");
+      if (auto* l = m.value.find("value_labels")) {
+        expect_object(*l, path + ".value_labels");
+        for (const auto& vm : l->members()) {
+          bool found = false;
+          for (auto& x : var.values) found = found || x == vm.key;
+          if (!found) fail(vm.key_pos, path + ".value_labels." + vm.key, "not one of the values");
+          var.value_labels[vm.key] = text_of(vm.value, path + ".value_labels." + vm.key);
+        }
+      }
+      sc_.variants.push_back(std::move(var));
+    }
+  }
+
+  void load_servers(const JsonValue* v) {
+    if (!v) {
+      sc_.servers.push_back(ServerDef{"redis", {}, Expr::constant(0)});
+      return;
+    }
+    expect_object(*v, "servers");
+    for (const auto& m : v->members()) {
+      std::string path = "servers." + m.key;
+      if (!is_word(m.key)) fail(m.key_pos, path, "a server name is a word (\"redis\")");
+      expect_object(m.value, path);
+      check_keys(m.value, path, {"config", "clock_offset_ms"});
+      ServerDef s;
+      s.name = m.key;
+      if (auto* c = m.value.find("config")) {
+        expect_object(*c, path + ".config");
+        for (const auto& cm : c->members())
+          s.config.emplace_back(cm.key, tmpl(cm.value, path + ".config." + cm.key));
+      }
+      if (auto* o = m.value.find("clock_offset_ms")) s.clock_offset_ms = expr(*o, path + ".clock_offset_ms");
+      sc_.servers.push_back(std::move(s));
+    }
+    if (sc_.servers.empty()) fail(v->pos(), "servers", "declare at least one server");
+  }
+  bool has_server(const std::string& name) const {
+    for (auto& s : sc_.servers)
+      if (s.name == name) return true;
+    return false;
+  }
+
+  void load_network(const JsonValue& v) {
+    expect_object(v, "network");
+    check_keys(v, "network", {"latency_us", "jitter_us"});
+    if (auto* l = v.find("latency_us")) {
+      sc_.latency_us = integer(*l, "network.latency_us");
+      if (sc_.latency_us < 0) fail(l->pos(), "network.latency_us", "a duration cannot be negative");
+    }
+    if (auto* j = v.find("jitter_us")) {
+      sc_.jitter_us = integer(*j, "network.jitter_us");
+      if (sc_.jitter_us < 0) fail(j->pos(), "network.jitter_us", "a duration cannot be negative");
+    }
+  }
+
+  void load_scripts(const JsonValue& v) {
+    expect_object(v, "scripts");
+    for (const auto& m : v.members()) {
+      std::string path = "scripts." + m.key;
+      if (!is_word(m.key)) fail(m.key_pos, path, "a script name is a word");
+      ScriptDef s{m.key, {}, Where{m.value.pos(), path}};
+      if (m.value.is_string()) {
+        s.source = m.value.as_string();
+      } else if (m.value.is_array()) {
+        // Lines, for readability in JSON.
+        for (size_t i = 0; i < m.value.items().size(); i++)
+          s.source += string_of(m.value.items()[i], index(path, i)) + "\n";
+      } else {
+        type_error(m.value, path, "a string or an array of lines");
+      }
+      sc_.scripts.push_back(std::move(s));
+    }
+  }
+
+  void load_resources(const JsonValue& v) {
+    expect_object(v, "resources");
+    for (const auto& m : v.members()) {
+      std::string path = "resources." + m.key;
+      if (!is_word(m.key)) fail(m.key_pos, path, "a resource name is a word");
+      expect_object(m.value, path);
+      check_keys(m.value, path, {"check_fence"});
+      ResourceDef r{m.key, Cond{}};
+      if (auto* c = m.value.find("check_fence")) {
+        if (c->is_bool()) {
+          std::string e;
+          r.check_fence = *Cond::parse(c->as_bool() ? "" : "seed<0", names(), &e, nullptr);
+        } else {
+          r.check_fence = cond(*c, path + ".check_fence");
+        }
+      }
+      sc_.resources.push_back(std::move(r));
+    }
+  }
+
+  ClientOptionsDef client_options(const JsonValue& v, const std::string& path) const {
+    expect_object(v, path);
+    ClientOptionsDef o;
+    for (const auto& m : v.members()) {
+      std::string p = join(path, m.key);
+      if (m.key == "profile") {
+        o.profile = string_of(m.value, p);
+        if (o.profile != "v9.0" && o.profile != "v9.22")
+          fail(m.value.pos(), p, "expected \"v9.0\" or \"v9.22\"");
+      } else if (kOptionNumbers.count(m.key)) {
+        o.numbers.emplace(m.key, duration(m.value, p));
+      } else if (kOptionFlags.count(m.key)) {
+        o.flags[m.key] = boolean(m.value, p);
+      } else {
+        std::vector<std::string> all{"profile"};
+        all.insert(all.end(), kOptionNumbers.begin(), kOptionNumbers.end());
+        all.insert(all.end(), kOptionFlags.begin(), kOptionFlags.end());
+        check_keys(v, path, all);
+      }
+    }
+    return o;
+  }
+
+  void load_clients(const JsonValue* v) {
+    if (v) {
+      expect_object(*v, "clients");
+      for (const auto& m : v->members()) {
+        std::string path = "clients." + m.key;
+        if (!is_word(m.key)) fail(m.key_pos, path, "a client name is a word");
+        expect_object(m.value, path);
+        check_keys(m.value, path, {"server", "shared", "options"});
+        ClientDef c;
+        c.name = m.key;
+        c.where = Where{m.value.pos(), path};
+        c.server = sc_.servers[0].name;
+        if (auto* s = m.value.find("server")) {
+          c.server = string_of(*s, path + ".server");
+          if (!has_server(c.server)) fail(s->pos(), path + ".server", "no server named \"" + c.server + "\"");
+        }
+        if (auto* s = m.value.find("shared")) c.shared = boolean(*s, path + ".shared");
+        if (auto* o = m.value.find("options")) c.options = client_options(*o, path + ".options");
+        sc_.clients.push_back(std::move(c));
+      }
+    }
+    if (!sc_.client("default")) {
+      ClientDef c;
+      c.name = "default";
+      c.server = sc_.servers[0].name;
+      sc_.clients.push_back(std::move(c));
+    }
+  }
+
+  void load_setup(const JsonValue& v) {
+    expect_array(v, "setup");
+    for (size_t i = 0; i < v.items().size(); i++) {
+      const JsonValue& item = v.items()[i];
+      std::string path = index("setup", i);
+      SetupCommand s{sc_.servers[0].name, Template::literal(""), std::nullopt, Where{item.pos(), path}};
+      if (item.is_string()) {
+        s.cmd = tmpl(item, path);
+      } else {
+        expect_object(item, path);
+        check_keys(item, path, {"server", "cmd", "when"});
+        const JsonValue* c = item.find("cmd");
+        if (!c) fail(item.pos(), path, "missing key \"cmd\"");
+        s.cmd = tmpl(*c, path + ".cmd");
+        if (auto* sv = item.find("server")) {
+          s.server = string_of(*sv, path + ".server");
+          if (!has_server(s.server)) fail(sv->pos(), path + ".server", "no server named \"" + s.server + "\"");
+        }
+        if (auto* w = item.find("when")) s.when = cond(*w, path + ".when");
+      }
+      sc_.setup.push_back(std::move(s));
+    }
+  }
+
+  std::vector<Step> steps(const JsonValue& v, const std::string& path, int depth) {
+    expect_array(v, path);
+    if (depth > 16) fail(v.pos(), path, "steps nested too deep (16 levels at most)");
+    std::vector<Step> out;
+    for (size_t i = 0; i < v.items().size(); i++) out.push_back(step(v.items()[i], index(path, i), depth));
+    return out;
+  }
+
+  Step step(const JsonValue& v, const std::string& path, int depth) {
+    expect_object(v, path);
+    Step s;
+    s.where = Where{v.pos(), path};
+    const JsonValue* op = v.find("do");
+    if (!op) fail(v.pos(), path, "missing key \"do\" (what the step does)");
+    s.op = string_of(*op, path + ".do");
+    auto it = step_specs().find(s.op);
+    if (it == step_specs().end()) {
+      std::string list;
+      for (auto& [k, _] : step_specs()) list += (list.empty() ? "" : ", ") + k;
+      fail(op->pos(), path + ".do", "unknown step \"" + s.op + "\" (expected one of: " + list + ")");
+    }
+    std::vector<std::string> allowed{"do", "when", "save"};
+    for (const FieldSpec& f : it->second) allowed.push_back(f.key);
+    check_keys(v, path, allowed);
+    if (auto* w = v.find("when")) s.when = cond(*w, path + ".when");
+    if (auto* sv = v.find("save")) {
+      s.save = string_of(*sv, path + ".save");
+      if (!is_ident(s.save)) fail(sv->pos(), path + ".save", "a variable name is letters, digits and '_'");
+    } else if (s.op == "set") {
+      fail(v.pos(), path, "missing key \"save\" (the variable to set)");
+    }
+    for (const FieldSpec& f : it->second) {
+      const JsonValue* fv = v.find(f.key);
+      std::string fp = path + "." + f.key;
+      if (!fv) {
+        if (f.required) fail(v.pos(), path, "missing key \"" + std::string(f.key) + "\"");
+        continue;
+      }
+      switch (f.type) {
+        case F::Text:
+          s.text.emplace(f.key, tmpl(*fv, fp));
+          break;
+        case F::Num:
+          s.number.emplace(f.key, expr(*fv, fp));
+          break;
+        case F::Dur:
+          s.number.emplace(f.key, duration(*fv, fp));
+          break;
+        case F::Bool:
+          s.flag[f.key] = boolean(*fv, fp);
+          break;
+        case F::List: {
+          expect_array(*fv, fp);
+          std::vector<Template> items;
+          for (size_t i = 0; i < fv->items().size(); i++) items.push_back(tmpl(fv->items()[i], index(fp, i)));
+          s.list.emplace(f.key, std::move(items));
+          break;
+        }
+        case F::Name: {
+          std::string n = string_of(*fv, fp);
+          bool ok = std::string(f.key) == "script" ? sc_.script(n) != nullptr : has_resource(n);
+          if (!ok)
+            fail(fv->pos(), fp, std::string("no ") + f.key + " named \"" + n + "\"");
+          s.name[f.key] = n;
+          break;
+        }
+        case F::Steps: {
+          auto sub = steps(*fv, fp, depth + 1);
+          if (std::string(f.key) == "else")
+            s.orelse = std::move(sub);
+          else
+            s.body = std::move(sub);
+          break;
+        }
+        case F::Cond:
+          s.cond = cond(*fv, fp);
+          break;
+        case F::Says:
+          s.says[f.key] = text_of(*fv, fp);
+          break;
+      }
+    }
+    if (s.op == "command" && (s.t("cmd") != nullptr) == (s.l("args") != nullptr))
+      fail(v.pos(), path, "a command step needs exactly one of \"cmd\" and \"args\"");
+    if (s.op == "lock_release" && s.t("method") && s.t("method")->is_literal()) {
+      std::string m = s.t("method")->source();
+      if (m != "del" && m != "lua")
+        fail(v.find("method")->pos(), path + ".method", "expected \"del\" or \"lua\"");
+    }
+    if (s.op == "watch_tx") {
+      if (auto* g = s.t("guard"); g && g->is_literal() && g->source() != "positive" && g->source() != "always")
+        fail(v.find("guard")->pos(), path + ".guard", "expected \"positive\" or \"always\"");
+      if (auto* c = s.t("connection"); c && c->is_literal() && c->source() != "same" && c->source() != "pool")
+        fail(v.find("connection")->pos(), path + ".connection", "expected \"same\" or \"pool\"");
+    }
+    for (const char* key : {"cmds", "exec", "channels", "watch", "fields"})
+      if (auto* l = s.l(key); l && l->empty())
+        fail(v.find(key)->pos(), path + "." + key, "must not be empty");
+    return s;
+  }
+  bool has_resource(const std::string& n) const {
+    for (auto& r : sc_.resources)
+      if (r.name == n) return true;
+    return false;
+  }
+
+  void load_actors(const JsonValue& v) {
+    expect_array(v, "actors");
+    if (v.items().empty()) fail(v.pos(), "actors", "declare at least one actor");
+    std::set<std::string> seen;
+    for (size_t i = 0; i < v.items().size(); i++) {
+      const JsonValue& a = v.items()[i];
+      std::string path = index("actors", i);
+      expect_object(a, path);
+      check_keys(a, path, {"name", "count", "client", "start_ms", "start_jitter_ms", "when", "role", "steps"});
+      ActorDef d;
+      d.where = Where{a.pos(), path};
+      d.name = req_string(a, "name", path);
+      if (!is_word(d.name)) fail(a.find("name")->pos(), path + ".name", "an actor name is a word (\"A\", \"buyer\")");
+      if (!seen.insert(d.name).second) fail(a.find("name")->pos(), path + ".name", "a second actor named \"" + d.name + "\"");
+      if (auto* c = a.find("count")) d.count = duration(*c, path + ".count");
+      if (auto* c = a.find("client")) {
+        d.client = string_of(*c, path + ".client");
+        if (!sc_.client(d.client)) fail(c->pos(), path + ".client", "no client named \"" + d.client + "\"");
+      }
+      if (auto* s = a.find("start_ms")) d.start_ms = duration(*s, path + ".start_ms");
+      if (auto* s = a.find("start_jitter_ms")) d.start_jitter_ms = duration(*s, path + ".start_jitter_ms");
+      if (auto* w = a.find("when")) d.when = cond(*w, path + ".when");
+      if (auto* r = a.find("role")) d.role = text_of(*r, path + ".role");
+      const JsonValue* st = a.find("steps");
+      if (!st) fail(a.pos(), path, "missing key \"steps\"");
+      d.steps = steps(*st, path + ".steps", 0);
+      sc_.actors.push_back(std::move(d));
+    }
+  }
+  bool actor_named(const std::string& n) const {
+    for (auto& a : sc_.actors)
+      if (a.name == n) return true;
+    return false;
+  }
+
+  void load_faults(const JsonValue& v) {
+    expect_array(v, "faults");
+    for (size_t i = 0; i < v.items().size(); i++) {
+      const JsonValue& f = v.items()[i];
+      std::string path = index("faults", i);
+      expect_object(f, path);
+      check_keys(f, path, {"at_ms", "do", "actor", "server", "for_ms", "by_ms", "when", "why"});
+      FaultDef d;
+      d.where = Where{f.pos(), path};
+      d.op = req_string(f, "do", path);
+      auto it = fault_specs().find(d.op);
+      if (it == fault_specs().end()) {
+        std::string list;
+        for (auto& [k, _] : fault_specs()) list += (list.empty() ? "" : ", ") + k;
+        fail(f.find("do")->pos(), path + ".do", "unknown fault \"" + d.op + "\" (expected one of: " + list + ")");
+      }
+      const JsonValue* at = f.find("at_ms");
+      if (!at) fail(f.pos(), path, "missing key \"at_ms\"");
+      d.at_ms = duration(*at, path + ".at_ms");
+      const FaultSpec& spec = it->second;
+      if (auto* a = f.find("actor")) {
+        d.actor = string_of(*a, path + ".actor");
+        if (!actor_named(d.actor)) fail(a->pos(), path + ".actor", "no actor named \"" + d.actor + "\"");
+      } else if (spec.actor) {
+        fail(f.pos(), path, "missing key \"actor\" (who the " + d.op + " hits)");
+      }
+      if (auto* s = f.find("server")) {
+        d.server = string_of(*s, path + ".server");
+        if (!has_server(d.server)) fail(s->pos(), path + ".server", "no server named \"" + d.server + "\"");
+      } else {
+        d.server = sc_.servers[0].name;
+      }
+      if (auto* x = f.find("for_ms")) d.for_ms = duration(*x, path + ".for_ms");
+      else if (spec.for_ms) fail(f.pos(), path, "missing key \"for_ms\" (how long the " + d.op + " lasts)");
+      if (auto* x = f.find("by_ms")) d.by_ms = expr(*x, path + ".by_ms");
+      else if (spec.by_ms) fail(f.pos(), path, "missing key \"by_ms\"");
+      if (auto* w = f.find("when")) d.when = cond(*w, path + ".when");
+      if (auto* w = f.find("why")) d.why = text_of(*w, path + ".why");
+      sc_.faults.push_back(std::move(d));
+    }
+  }
+
+  void load_checks(const JsonValue& v) {
+    expect_array(v, "checks");
+    std::set<std::string> seen;
+    for (size_t i = 0; i < v.items().size(); i++) {
+      const JsonValue& c = v.items()[i];
+      std::string path = index("checks", i);
+      expect_object(c, path);
+      CheckDef d;
+      d.where = Where{c.pos(), path};
+      d.check = req_string(c, "check", path);
+      auto it = check_specs().find(d.check);
+      if (it == check_specs().end()) {
+        std::string list;
+        for (auto& [k, _] : check_specs()) list += (list.empty() ? "" : ", ") + k;
+        fail(c.find("check")->pos(), path + ".check", "unknown check \"" + d.check + "\" (expected one of: " + list + ")");
+      }
+      std::vector<std::string> allowed{"check", "name"};
+      for (const FieldSpec& f : it->second) allowed.push_back(f.key);
+      check_keys(c, path, allowed);
+      d.name = c.find("name") ? string_of(*c.find("name"), path + ".name") : d.check;
+      if (!seen.insert(d.name).second)
+        fail(c.pos(), path, "a second check named \"" + d.name + "\" (give it a \"name\")");
+      for (const FieldSpec& f : it->second) {
+        const JsonValue* fv = c.find(f.key);
+        if (!fv) {
+          if (f.required) fail(c.pos(), path, "missing key \"" + std::string(f.key) + "\"");
+          continue;
+        }
+        if (f.type == F::Num)
+          d.numbers.emplace(f.key, duration(*fv, path + "." + f.key));
+        else if (f.type == F::Name) {
+          std::string n = string_of(*fv, path + "." + f.key);
+          if (!has_resource(n)) fail(fv->pos(), path + "." + f.key, "no resource named \"" + n + "\"");
+          d.args.emplace(f.key, Template::literal(n));
+        } else
+          d.args.emplace(f.key, tmpl(*fv, path + "." + f.key));
+      }
+      sc_.checks.push_back(std::move(d));
+    }
+  }
+  bool check_named(const std::string& n) const {
+    for (auto& c : sc_.checks)
+      if (c.name == n) return true;
+    return false;
+  }
+  std::map<std::string, bool> check_map(const JsonValue& v, const std::string& path) const {
+    expect_object(v, path);
+    std::map<std::string, bool> out;
+    for (const auto& m : v.members()) {
+      if (!check_named(m.key)) fail(m.key_pos, path + "." + m.key, "no check named \"" + m.key + "\"");
+      out[m.key] = boolean(m.value, path + "." + m.key);
+    }
+    return out;
+  }
+
+  void load_expect(const JsonValue& v) {
+    expect_array(v, "expect");
+    for (size_t i = 0; i < v.items().size(); i++) {
+      const JsonValue& e = v.items()[i];
+      std::string path = index("expect", i);
+      expect_object(e, path);
+      check_keys(e, path, {"when", "checks"});
+      Expectation x;
+      x.where = Where{e.pos(), path};
+      if (auto* w = e.find("when")) x.when = cond(*w, path + ".when");
+      const JsonValue* c = e.find("checks");
+      if (!c) fail(e.pos(), path, "missing key \"checks\"");
+      x.checks = check_map(*c, path + ".checks");
+      sc_.expect.push_back(std::move(x));
+    }
+  }
+
+  void load_narration(const JsonValue& v) {
+    expect_array(v, "narration");
+    for (size_t i = 0; i < v.items().size(); i++) {
+      const JsonValue& n = v.items()[i];
+      std::string path = index("narration", i);
+      expect_object(n, path);
+      check_keys(n, path, {"at_ms", "text", "when"});
+      Note note;
+      const JsonValue* at = n.find("at_ms");
+      if (!at) fail(n.pos(), path, "missing key \"at_ms\"");
+      note.at_ms = duration(*at, path + ".at_ms");
+      note.text = req_text(n, "text", path);
+      if (auto* w = n.find("when")) note.when = cond(*w, path + ".when");
+      sc_.narration.push_back(std::move(note));
+    }
+  }
+
+  void load_exercise(const JsonValue& v) {
+    expect_object(v, "exercise");
+    check_keys(v, "exercise", {"task", "hint", "script", "variant", "set", "seeds", "expect"});
+    Exercise x;
+    x.task = req_text(v, "task", "exercise");
+    if (auto* h = v.find("hint")) x.hint = text_of(*h, "exercise.hint");
+    x.script = req_string(v, "script", "exercise");
+    if (!sc_.script(x.script)) fail(v.find("script")->pos(), "exercise.script", "no script named \"" + x.script + "\"");
+    if (auto* var = v.find("variant")) {
+      expect_object(*var, "exercise.variant");
+      for (const auto& m : var->members()) {
+        const Variant* def = sc_.variant(m.key);
+        if (!def) fail(m.key_pos, "exercise.variant." + m.key, "no variant named \"" + m.key + "\"");
+        std::string value = string_of(m.value, "exercise.variant." + m.key);
+        bool ok = false;
+        for (auto& x2 : def->values) ok = ok || x2 == value;
+        if (!ok) fail(m.value.pos(), "exercise.variant." + m.key, "\"" + value + "\" is not one of the values");
+        x.variant[m.key] = value;
+      }
+    }
+    if (auto* set = v.find("set")) {
+      expect_object(*set, "exercise.set");
+      for (const auto& m : set->members()) {
+        if (!sc_.param(m.key)) fail(m.key_pos, "exercise.set." + m.key, "no parameter named \"" + m.key + "\"");
+        x.set[m.key] = integer(m.value, "exercise.set." + m.key);
+      }
+    }
+    if (auto* s = v.find("seeds")) {
+      x.seeds = integer(*s, "exercise.seeds");
+      if (x.seeds < 1 || x.seeds > 100000) fail(s->pos(), "exercise.seeds", "expected 1 to 100000");
+    }
+    const JsonValue* e = v.find("expect");
+    if (!e) fail(v.pos(), "exercise", "missing key \"expect\"");
+    x.expect = check_map(*e, "exercise.expect");
+    sc_.exercise = std::move(x);
+  }
+
+  std::string file_;
+  Scenario sc_;
+  std::set<std::string> saves_;
+};
+
+}  // namespace
+
+Scenario load_scenario_text(std::string_view text, const std::string& file) {
+  return Loader(file).load(text);
+}
+
+Scenario load_scenario_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError(path + ": cannot open the file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw ScenarioError(path + ": cannot read the file");
+  return load_scenario_text(ss.str(), path);
+}
+
+}  // namespace redlab::scenario
