@@ -285,9 +285,54 @@ void Network::deliver_to_client(ConnId conn, TimeUs at_us, Reply reply) {
     if (!a || !*a) return;
     Conn& c = conns_.at(conn);
     if (!c.client_open || !c.callbacks.on_reply) return;
+    if (c.paced) {
+      if (c.credits == 0) {
+        c.held.push_back(std::move(reply));
+        return;
+      }
+      c.credits--;
+      consumed(c, reply);
+    }
     auto cb = c.callbacks.on_reply;
     cb(std::move(reply));
   });
+}
+
+void Network::consumed(Conn& c, const Reply& reply) {
+  auto it = servers_.find(c.server);
+  if (it == servers_.end() || !c.server_open || c.server_client == 0) return;
+  if (it->second.server->connected(c.server_client))
+    it->second.server->client_read(c.server_client, int64_t(to_resp(reply).size()));
+}
+
+void Network::set_paced(ConnId conn) {
+  auto it = conns_.find(conn);
+  if (it == conns_.end() || it->second.paced) return;
+  Conn& c = it->second;
+  c.paced = true;
+  auto port = servers_.find(c.server);
+  if (port != servers_.end() && c.server_client != 0)
+    if (fake::Client* sc = port->second.server->client(c.server_client)) sc->auto_read = false;
+}
+
+bool Network::paced(ConnId conn) const {
+  auto it = conns_.find(conn);
+  return it != conns_.end() && it->second.paced;
+}
+
+void Network::read_one(ConnId conn) {
+  auto it = conns_.find(conn);
+  if (it == conns_.end() || !it->second.paced || !it->second.client_open) return;
+  Conn& c = it->second;
+  if (c.held.empty()) {
+    c.credits = 1;  // one read waiting; reads do not pile up
+    return;
+  }
+  Reply reply = std::move(c.held.front());
+  c.held.pop_front();
+  consumed(c, reply);
+  auto cb = c.callbacks.on_reply;
+  if (cb) cb(std::move(reply));
 }
 
 void Network::eof_to_client(ConnId conn, TimeUs at_us) {
@@ -297,6 +342,9 @@ void Network::eof_to_client(ConnId conn, TimeUs at_us) {
     if (!a || !*a) return;
     Conn& c = conns_.at(conn);
     if (!c.client_open || !c.callbacks.on_closed) return;
+    if (!c.held.empty())
+      trace_net("net_buffer_lost", conn, std::to_string(c.held.size()) + " unread replies dropped with the connection");
+    c.held.clear();
     auto cb = c.callbacks.on_closed;
     cb();
   });

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -107,6 +108,14 @@ class Network final : public Transport {
   // stalls everyone, SCRIPT FLUSH loses the script cache). Its reply goes nowhere.
   void server_command(std::string_view server, Argv argv);
 
+  // A slow reader: from now on the connection's replies wait at the server, counted in its
+  // output buffer (client-output-buffer-limit applies), until read_one() takes one. When the
+  // server cuts the connection, whatever still waits is lost (Redis drops the buffer).
+  void set_paced(ConnId conn);
+  bool paced(ConnId conn) const;
+  // The client reads one reply: delivered now if one waits, else the next one passes at once.
+  void read_one(ConnId conn);
+
   // ---- Introspection (tests, the scenario engine) ----
   // Connections opened from host and not closed by it, in opening order.
   std::vector<ConnId> connections_of(std::string_view host) const;
@@ -135,6 +144,11 @@ class Network final : public Transport {
     TimeUs extra_latency_us = 0;
     TimeUs last_to_server_us = 0;  // FIFO per direction
     TimeUs last_to_client_us = 0;
+    // A paced connection: replies wait here (the server's output buffer) until the client
+    // reads them one by one with read_one().
+    bool paced = false;
+    std::deque<Reply> held;
+    int64_t credits = 0;
   };
   struct ServerPort {
     fake::Server* server = nullptr;
@@ -158,6 +172,8 @@ class Network final : public Transport {
   void drive(const std::string& server_name);
   void deliver_to_client(ConnId conn, TimeUs at_us, Reply reply);
   void eof_to_client(ConnId conn, TimeUs at_us);
+  // A paced connection's reply was read: the server's output buffer shrinks.
+  void consumed(Conn& c, const Reply& reply);
   void trace_net(std::string kind, ConnId conn, std::string text);
 
   Scheduler& scheduler_;

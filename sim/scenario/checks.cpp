@@ -131,7 +131,10 @@ CheckResult no_forged_fence(const CheckArgs& args, const Facts& f) {
 }
 
 // "msg-20, msg-21, ..., msg-34" for long lists.
-std::string message_list(const std::vector<std::string>& v) {
+std::string message_list(const std::vector<std::string>& all) {
+  // A message's first word names it (padding and fields follow).
+  std::vector<std::string> v;
+  for (const auto& m : all) v.push_back(m.substr(0, m.find(' ')).substr(0, 40));
   if (v.size() <= 6) return names(v);
   return v[0] + ", " + v[1] + ", " + v[2] + ", ..., " + v[v.size() - 2] + ", " + v.back();
 }
@@ -232,19 +235,25 @@ CheckResult retries_bounded(const CheckArgs& args, const Facts& f) {
   CheckResult r;
   int64_t bound = args.number.at("max_attempts");
   int64_t total = 0, aborted = 0, most = 0, gave_up = 0;
+  std::vector<const Facts::Attempts*> over;
   for (const auto& a : f.attempts) {
     total += a.attempts;
     aborted += a.aborted;
     most = std::max(most, a.attempts);
     gave_up += a.gave_up ? 1 : 0;
-    if (a.attempts > bound)
-      r.violations.push_back(Violation{0, 0, {a.actor},
-                                       a.actor + " took " + std::to_string(a.attempts) + " attempts (bound " +
-                                           std::to_string(bound) + ")"});
+    if (a.attempts > bound) over.push_back(&a);
   }
-  std::sort(r.violations.begin(), r.violations.end(), [](const Violation& x, const Violation& y) {
-    return x.text.size() != y.text.size() ? x.text.size() > y.text.size() : x.text > y.text;
-  });
+  // The worst first; ties in actor order (stable).
+  std::stable_sort(over.begin(), over.end(),
+                   [](const Facts::Attempts* x, const Facts::Attempts* y) { return x->attempts > y->attempts; });
+  for (const Facts::Attempts* a : over)
+    r.violations.push_back(Violation{0, 0, {a->actor},
+                                     a->actor + " took " + std::to_string(a->attempts) + " attempts (bound " +
+                                         std::to_string(bound) + ")"});
+  if (f.attempts.empty()) {
+    finish(r, "no WATCH transactions, so nothing to retry");
+    return r;
+  }
   std::string totals = std::to_string(total) + " attempts by " + std::to_string(f.attempts.size()) +
                        " transactions, " + std::to_string(aborted) + " EXECs aborted";
   if (gave_up > 0) totals += ", " + std::to_string(gave_up) + " gave up";

@@ -292,6 +292,10 @@ class Engine {
       if (def.when && !test(*def.when, nullptr, def.where)) continue;
       int64_t count = num(def.count, nullptr, Where{def.where.pos, def.where.path + ".count"});
       if (count < 1 || count > 1000) fail(Where{def.where.pos, def.where.path + ".count"}, "count must be 1 to 1000");
+      for (const std::string& existing : result_.actors)
+        if (existing == def.name || (count > 1 && existing.rfind(def.name, 0) == 0 && def.name.size() < existing.size() &&
+                                     isdigit(static_cast<unsigned char>(existing[def.name.size()]))))
+          fail(def.where, "two actors named \"" + def.name + "\" are active in this variant");
       for (int64_t i = 1; i <= count; i++) {
         auto a = std::make_unique<ActorRt>();
         a->name = count == 1 ? def.name : def.name + std::to_string(i);
@@ -797,6 +801,7 @@ class Engine {
     bool positive = true;
     bool same = true;
     int64_t max_attempts = 0;
+    TimeUs think_us = 0;  // between the read and MULTI/EXEC: the application decides
     size_t fact = 0;
   };
 
@@ -813,6 +818,7 @@ class Engine {
     st->same = conn == "same";
     st->max_attempts = s.n("max_attempts") ? num(*s.n("max_attempts"), &a, field(s, "max_attempts")) : 0;
     if (st->max_attempts < 0) fail(field(s, "max_attempts"), "cannot be negative");
+    st->think_us = ms_to_us(step_ms(a, s, "think_ms", 0));
     st->fact = facts_.attempts.size();
     facts_.attempts.push_back(Facts::Attempts{a.name, sid(s), 0, 0, false});
     tx_attempt(a, s, st, std::move(k));
@@ -875,8 +881,8 @@ class Engine {
       auto result = std::make_shared<std::pair<std::string, std::string>>("error", "");
       a.client->watch(
           c, st->keys,
-          [c, read_argv, exec_cmds, guard_ok, result](client::Tx& tx, client::Client::ErrorDone finish) {
-            tx.do_command(c, read_argv, [&tx, c, exec_cmds, guard_ok, result, finish](Result r) {
+          [p, st, c, read_argv, exec_cmds, guard_ok, result](client::Tx& tx, client::Client::ErrorDone finish) {
+            tx.do_command(c, read_argv, [p, st, &tx, c, exec_cmds, guard_ok, result, finish](Result r) {
               if (!r.ok()) {
                 *result = {"error", r.error.text};
                 return finish(r.error);
@@ -886,16 +892,22 @@ class Engine {
                 return finish(Error::none());
               }
               std::string seen = reply_text(r);
-              tx.tx_pipelined(c, exec_cmds, [result, finish, seen](client::PipelineResult pr) {
-                if (pr.error.kind == ErrorKind::TxFailed) {
-                  *result = {"aborted", "read " + seen};
-                } else if (!pr.error.ok()) {
-                  *result = {"error", pr.error.text};
-                } else {
-                  *result = {"committed", "read " + seen + ", EXEC applied"};
-                }
-                finish(pr.error);
-              });
+              auto commit = [&tx, c, exec_cmds, result, finish, seen] {
+                tx.tx_pipelined(c, exec_cmds, [result, finish, seen](client::PipelineResult pr) {
+                  if (pr.error.kind == ErrorKind::TxFailed) {
+                    *result = {"aborted", "read " + seen};
+                  } else if (!pr.error.ok()) {
+                    *result = {"error", pr.error.text};
+                  } else {
+                    *result = {"committed", "read " + seen + ", EXEC applied"};
+                  }
+                  finish(pr.error);
+                });
+              };
+              if (st->think_us > 0)
+                p->process->after(st->think_us, commit);
+              else
+                commit();
             });
           },
           guard1<Error>(a, [result, outcome](Error e) {
@@ -910,17 +922,23 @@ class Engine {
       Argv w{"WATCH"};
       w.insert(w.end(), st->keys.begin(), st->keys.end());
       return w;
-    }(), guard1<Result>(a, [this, p, c, read_argv, exec_cmds, guard_ok, outcome](Result wr) {
+    }(), guard1<Result>(a, [this, p, st, c, read_argv, exec_cmds, guard_ok, outcome](Result wr) {
       if (!wr.ok()) return outcome("error", wr.error.text);
-      p->client->do_command(c, read_argv, guard1<Result>(*p, [p, c, exec_cmds, guard_ok, outcome](Result r) {
+      p->client->do_command(c, read_argv, guard1<Result>(*p, [this, p, st, c, exec_cmds, guard_ok, outcome](Result r) {
         if (!r.ok()) return outcome("error", r.error.text);
         if (!guard_ok(r)) return outcome("skipped", "read " + reply_text(r) + ": nothing to do");
         std::string seen = reply_text(r);
-        p->client->tx_pipeline(c, exec_cmds, [outcome, seen](client::PipelineResult pr) {
-          if (pr.error.kind == ErrorKind::TxFailed) return outcome("aborted", "read " + seen);
-          if (!pr.error.ok()) return outcome("error", pr.error.text);
-          outcome("committed", "read " + seen + ", EXEC applied");
-        });
+        auto commit = [p, c, exec_cmds, outcome, seen] {
+          p->client->tx_pipeline(c, exec_cmds, [outcome, seen](client::PipelineResult pr) {
+            if (pr.error.kind == ErrorKind::TxFailed) return outcome("aborted", "read " + seen);
+            if (!pr.error.ok()) return outcome("error", pr.error.text);
+            outcome("committed", "read " + seen + ", EXEC applied");
+          });
+        };
+        if (st->think_us > 0)
+          p->process->after(st->think_us, guard(*p, commit));
+        else
+          commit();
       }));
     }));
   }
@@ -948,76 +966,45 @@ class Engine {
     TimeUs to = from + ms_to_us(for_ms);
     for (auto& ch : channels) facts_.listens.push_back(Facts::Listen{ch, a.name, "", false, from, to});
     ActorRt* p = &a;
-    auto queue = std::make_shared<std::vector<client::Message>>();
-    auto busy = std::make_shared<bool>(false);
-    // A slow reader: the server's output buffer holds what the subscriber has not read yet,
-    // and only handling a message reads it (client-output-buffer-limit pubsub applies).
-    auto slow_conn = std::make_shared<net::ConnId>(-1);
-    std::shared_ptr<std::function<void()>> pump = std::make_shared<std::function<void()>>();
-    std::weak_ptr<std::function<void()>> weak_pump = pump;
-    *pump = [this, p, queue, busy, handle_ms, raw, weak_pump] {
-      if (*busy || queue->empty() || p->finished) return;
-      *busy = true;
-      client::Message m = queue->front();
-      queue->erase(queue->begin());
-      p->process->after(ms_to_us(handle_ms), [this, p, queue, busy, m, raw, weak_pump] {
-        *busy = false;
-        // Read what the handler consumed, so the server's buffer drains at the handler's pace.
-        net::ConnId conn = raw->conn_id();
-        fake::ClientId id = conn >= 0 ? network_->server_client(conn) : 0;
-        if (id != 0) {
-          fake::Server* server = network_->server(p->client->server());
-          Reply r = Reply::array({Reply::bulk("message"), Reply::bulk(m.channel), Reply::bulk(m.payload)});
-          if (server && server->connected(id)) server->client_read(id, int64_t(to_resp(r).size()));
-        }
-        if (auto pp = weak_pump.lock()) (*pp)();
-      });
-    };
-    raw->on_message = [this, p, queue, handle_ms, pump, raw, slow_conn](const client::Message& m) {
+    raw->on_message = [this, p](const client::Message& m) {
       facts_.deliveries.push_back(Facts::Delivery{m.channel, m.payload, p->name, "", scheduler_.now_us()});
-      if (handle_ms > 0) {
-        net::ConnId conn = raw->conn_id();
-        if (conn != *slow_conn) {
-          *slow_conn = conn;
-          fake::ClientId id = network_->server_client(conn);
-          fake::Server* server = network_->server(p->client->server());
-          if (server && id && server->client(id)) server->client(id)->auto_read = false;
-        }
-        queue->push_back(m);
-        (*pump)();
-      }
     };
-    // Keep the pump alive as long as the subscription.
-    pumps_.push_back(pump);
-    raw->subscribe(channels, guard1<Error>(a, [this, p, &s, k, raw, for_ms](Error e) {
+    auto open = std::make_shared<bool>(true);
+    raw->subscribe(channels, guard1<Error>(a, [this, p, &s, k, raw, for_ms, open](Error e) {
                      if (!e.ok()) emit(*p, "subscribe_failed", sid(s), e.text);
-                     after(*p, ms_to_us(for_ms), [p, raw, k] {
+                     after(*p, ms_to_us(for_ms), [raw, k, open] {
+                       *open = false;
                        raw->close();
                        k();
                      });
                    }));
-    // A slow reader's first connection: mark it before any message arrives.
-    if (handle_ms > 0) {
-      after_connect_mark_slow(a, raw, slow_conn);
-    }
+    // A slow reader takes handle_ms per message and reads the next one only then: what it
+    // has not read waits in the server's output buffer (client-output-buffer-limit pubsub).
+    if (handle_ms > 0) slow_reader(a, raw, ms_to_us(handle_ms), open);
   }
-  void after_connect_mark_slow(ActorRt& a, client::PubSub* raw, std::shared_ptr<net::ConnId> slow_conn) {
+  void slow_reader(ActorRt& a, client::PubSub* raw, TimeUs every_us, std::shared_ptr<bool> open) {
     ActorRt* p = &a;
-    // Check once per ms until the subscription's connection exists at the server.
-    scheduler_.schedule_after(ms_to_us(1), [this, p, raw, slow_conn] {
-      if (p->finished) return;
+    // A process timer: a paused subscriber reads nothing either.
+    p->process->after(every_us, [this, p, raw, every_us, open] {
+      if (!*open || p->finished) return;
       net::ConnId conn = raw->conn_id();
-      fake::ClientId id = conn >= 0 ? network_->server_client(conn) : 0;
-      fake::Server* server = network_->server(p->client->server());
-      if (!id || !server || !server->client(id)) return after_connect_mark_slow(*p, raw, slow_conn);
-      *slow_conn = conn;
-      server->client(id)->auto_read = false;
+      if (conn >= 0 && network_->server_client(conn) != 0) {
+        if (!network_->paced(conn)) network_->set_paced(conn);
+        network_->read_one(conn);
+      }
+      slow_reader(*p, raw, every_us, open);
     });
   }
 
   void do_publish(ActorRt& a, const Step& s, K k) {
     std::string channel = step_str(a, s, "channel");
     std::string message = step_str(a, s, "message");
+    if (s.n("pad_to")) {
+      // Big messages fill a slow subscriber's output buffer sooner.
+      int64_t pad = num(*s.n("pad_to"), &a, field(s, "pad_to"));
+      if (pad < 0 || pad > 64 * 1024 * 1024) fail(field(s, "pad_to"), "expected 0 to 64 MB");
+      if (int64_t(message.size()) < pad) message += " " + std::string(size_t(pad) - message.size() - 1, '.');
+    }
     size_t idx = facts_.publishes.size();
     facts_.publishes.push_back(Facts::Publish{channel, message, a.name, false, -1, scheduler_.now_us()});
     ActorRt* p = &a;
@@ -1274,7 +1261,12 @@ class Engine {
     std::map<std::string, bool> expected;
     for (const Expectation& e : sc_.expect)
       if (test(e.when, nullptr, e.where))
-        for (auto& [k, v] : e.checks) expected[k] = v;
+        for (auto& [k, v] : e.checks) {
+          if (v)
+            expected[k] = *v;
+          else
+            expected.erase(k);
+        }
     for (const CheckDef& def : sc_.checks) {
       CheckArgs args;
       for (auto& [k, t] : def.args) args.text[k] = str(t, nullptr, def.where);
@@ -1306,7 +1298,6 @@ class Engine {
   std::map<std::string, std::unique_ptr<ClientRt>> shared_clients_;
   std::vector<std::unique_ptr<ClientRt>> own_clients_;
   std::vector<std::unique_ptr<ActorRt>> actors_;
-  std::vector<std::shared_ptr<std::function<void()>>> pumps_;
   std::map<const Step*, int64_t> step_ids_;
   int64_t next_step_id_ = 0;
 };

@@ -95,8 +95,12 @@ struct ExprParser {
   std::shared_ptr<const Expr::Node> unary() {
     skip();
     if (i < s.size() && s[i] == '-') {
+      // Each '-' recurses once: bounded like parentheses, so "------...1" cannot exhaust the
+      // stack.
+      if (++depth > 32) return fail("expression nested too deep"), nullptr;
       i++;
       auto operand = unary();
+      depth--;
       if (!operand) return nullptr;
       auto zero = std::make_shared<Expr::Node>();
       return std::make_shared<Expr::Node>(Expr::Node{'-', 0, {}, zero, operand});
@@ -331,7 +335,10 @@ std::optional<Cond> Cond::parse(std::string_view text, const NameCheck& known, s
     if (i == start) return fail("expected a value after '" + term.op + "'", i);
     term.value = std::string(text.substr(start, i - start));
     bool is_number = parse_int(term.value).has_value();
-    term.value_is_name = !is_number && known && known(term.value);
+    // = and != compare with a literal ("atomic=watch" even if "watch" also names a
+    // variant); the ordering operators may compare with another name ("pause_ms>ttl_ms").
+    bool ordering = term.op != "=" && term.op != "!=";
+    term.value_is_name = ordering && !is_number && known && known(term.value);
     if (term.op != "=" && term.op != "!=" && !is_number && !term.value_is_name)
       return fail("'" + term.op + "' compares integers; '" + term.value + "' is neither", start);
     c.terms_.push_back(std::move(term));

@@ -70,9 +70,10 @@ class Template {
 class Cond {
  public:
   // Terms joined by " and ": NAME=VALUE, NAME!=VALUE, NAME<VALUE, NAME<=VALUE, NAME>VALUE,
-  // NAME>=VALUE. VALUE is an integer, a known name (compared by its value) or a bare word.
-  // = and != compare integers numerically when both sides are integers, text otherwise;
-  // the ordering operators need integers. An empty condition is true.
+  // NAME>=VALUE. For = and != VALUE is a literal (an integer or a bare word); for the
+  // ordering operators it is an integer or a known name, compared by its value. = and !=
+  // compare numerically when both sides are integers, as text otherwise; the ordering
+  // operators need integers. An empty condition is true.
   static std::optional<Cond> parse(std::string_view text, const NameCheck& known,
                                    std::string* error, size_t* offset);
   bool eval(const Env& env) const;  // throws EvalError

@@ -1,4 +1,5 @@
 // Scenario loading: JSON with positions -> a validated Scenario, or one located error.
+#include <cctype>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -142,6 +143,7 @@ const std::map<std::string, std::vector<FieldSpec>>& step_specs() {
         {"exec", F::List, true},
         {"max_attempts", F::Num, false},
         {"connection", F::Text, false},
+        {"think_ms", F::Dur, false},
         {"record", F::Text, false}}},
       {"eval",
        {{"script", F::Name, true},
@@ -150,7 +152,7 @@ const std::map<std::string, std::vector<FieldSpec>>& step_specs() {
         {"record", F::Text, false}}},
       {"subscribe",
        {{"channels", F::List, true}, {"for_ms", F::Dur, true}, {"handle_ms", F::Dur, false}}},
-      {"publish", {{"channel", F::Text, true}, {"message", F::Text, true}}},
+      {"publish", {{"channel", F::Text, true}, {"message", F::Text, true}, {"pad_to", F::Num, false}}},
       {"stream_add",
        {{"stream", F::Text, true}, {"fields", F::List, true}, {"maxlen", F::Num, false}}},
       {"stream_consume",
@@ -220,6 +222,7 @@ class Loader {
   Loader(std::string file) : file_(std::move(file)) {}
 
   Scenario load(std::string_view text) {
+    text_ = text;
     JsonError err;
     auto doc = parse_json(text, &err);
     if (!doc) fail(err.pos, "", err.message);
@@ -235,7 +238,7 @@ class Loader {
         fail(v->pos(), "format", "expected \"redlab-scenario\"");
     }
     if (auto* v = root.find("version")) {
-      if (!v->is_int()) type_error(*v, "format", "an integer");
+      if (!v->is_int()) type_error(*v, "version", "an integer");
       if (v->as_int() > 1)
         fail(v->pos(), "version",
              "written for a newer redlab (version " + std::to_string(v->as_int()) +
@@ -359,10 +362,37 @@ class Loader {
   NameCheck names() const {
     return [this](std::string_view n) { return known(n); };
   }
-  // A string value's column points at its opening quote; an offset inside it is one further.
+  // The position of byte `offset` of a string value's decoded text. The value's column points
+  // at its opening quote; the raw string is walked from there because an escape ("\"", "\u00e9")
+  // takes more bytes in the file than in the value. A string never spans lines.
   Pos inside(const JsonValue& v, size_t offset) const {
     Pos p = v.pos();
-    p.column += int(offset) + 1;
+    size_t start = text_.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;  // columns skip a BOM
+    for (int line = 1; line < p.line && start < text_.size(); line++) {
+      start = text_.find('\n', start);
+      start = start == std::string_view::npos ? text_.size() : start + 1;
+    }
+    size_t quote = start + size_t(p.column - 1);
+    size_t i = quote + 1;
+    for (size_t decoded = 0; decoded < offset && i < text_.size() && text_[i] != '"';) {
+      if (text_[i] != '\\') {
+        i++;
+        decoded++;
+      } else if (i + 1 < text_.size() && text_[i + 1] != 'u') {
+        i += 2;
+        decoded++;
+      } else {
+        // \uXXXX: 1 to 3 bytes of UTF-8; a surrogate pair \uXXXX\uXXXX is 4.
+        unsigned cp = 0;
+        for (size_t k = i + 2; k < i + 6 && k < text_.size(); k++)
+          cp = cp * 16 + unsigned(std::isdigit(uint8_t(text_[k])) ? text_[k] - '0'
+                                                                  : (text_[k] | 0x20) - 'a' + 10);
+        bool pair = cp >= 0xD800 && cp <= 0xDBFF;
+        i += pair ? 12 : 6;
+        decoded += pair ? 4 : cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3;
+      }
+    }
+    p.column += int(i - quote);
     return p;
   }
   Expr expr(const JsonValue& v, const std::string& path) const {
@@ -384,10 +414,25 @@ class Loader {
     if (!e) fail(inside(v, at), path, error);
     return *e;
   }
+  // The value of an expression without names ("-5", "10/0"): known now, so its mistakes are
+  // reported here at the value rather than in the middle of a run at the step.
+  std::optional<int64_t> fixed_value(const Expr& e, const JsonValue& v,
+                                     const std::string& path) const {
+    bool named = false;
+    try {
+      return e.eval([&named](std::string_view) {
+        named = true;
+        return std::optional<std::string>();
+      });
+    } catch (const EvalError& err) {
+      if (!named) fail(v.pos(), path, "\"" + e.source() + "\": " + err.message);
+    }
+    return std::nullopt;
+  }
   Expr duration(const JsonValue& v, const std::string& path) const {
     Expr e = expr(v, path);
-    if (e.is_constant() && e.eval({}) < 0)
-      fail(v.pos(), path, "a duration cannot be negative (" + std::to_string(e.eval({})) + ")");
+    if (auto value = fixed_value(e, v, path); value && *value < 0)
+      fail(v.pos(), path, "a duration cannot be negative (" + std::to_string(*value) + ")");
     return e;
   }
   Template tmpl(const JsonValue& v, const std::string& path) const {
@@ -767,7 +812,15 @@ class Loader {
       d.where = Where{a.pos(), path};
       d.name = req_string(a, "name", path);
       if (!is_word(d.name)) fail(a.find("name")->pos(), path + ".name", "an actor name is a word (\"A\", \"buyer\")");
-      if (!seen.insert(d.name).second) fail(a.find("name")->pos(), path + ".name", "a second actor named \"" + d.name + "\"");
+      // Two actors may share a name when each has a `when` (alternatives for variants).
+      if (!seen.insert(d.name).second) {
+        bool alternatives = a.find("when") != nullptr;
+        for (const ActorDef& other : sc_.actors)
+          if (other.name == d.name && !other.when) alternatives = false;
+        if (!alternatives)
+          fail(a.find("name")->pos(), path + ".name",
+               "a second actor named \"" + d.name + "\" (allowed only when both have a \"when\")");
+      }
       if (auto* c = a.find("count")) d.count = duration(*c, path + ".count");
       if (auto* c = a.find("client")) {
         d.client = string_of(*c, path + ".client");
@@ -898,7 +951,13 @@ class Loader {
       if (auto* w = e.find("when")) x.when = cond(*w, path + ".when");
       const JsonValue* c = e.find("checks");
       if (!c) fail(e.pos(), path, "missing key \"checks\"");
-      x.checks = check_map(*c, path + ".checks");
+      expect_object(*c, path + ".checks");
+      for (const auto& m : c->members()) {
+        std::string mp = path + ".checks." + m.key;
+        if (!check_named(m.key)) fail(m.key_pos, mp, "no check named \"" + m.key + "\"");
+        // null withdraws an expectation set by an earlier entry.
+        x.checks[m.key] = m.value.is_null() ? std::nullopt : std::optional<bool>(boolean(m.value, mp));
+      }
       sc_.expect.push_back(std::move(x));
     }
   }
@@ -958,6 +1017,7 @@ class Loader {
   }
 
   std::string file_;
+  std::string_view text_;  // the document being loaded, for positions inside strings
   Scenario sc_;
   std::set<std::string> saves_;
 };

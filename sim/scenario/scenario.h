@@ -141,7 +141,7 @@ struct CheckDef {
 
 struct Expectation {
   Cond when;
-  std::map<std::string, bool> checks;
+  std::map<std::string, std::optional<bool>> checks;  // nullopt (JSON null): no expectation
   Where where;
 };
 
