@@ -275,7 +275,8 @@ void print_text(const Scenario& sc, const RunResult& r, const std::string& lang)
     for (size_t i = 1; i < c.violations.size() && i < 5; i++) std::cout << "          " << c.violations[i].text << "\n";
   }
   std::cout << "\n"
-            << (r.expectation_met ? "expectation met" : "expectation NOT met") << " (" << r.events << " events, "
+            << (r.expectation_met ? "expectation met" : "expectation NOT met") << " (" << r.trace.size()
+            << " trace events, "
             << format_time(r.end_us) << " of virtual time)\n";
 }
 
@@ -556,6 +557,9 @@ int check_main(const std::vector<std::string>& args) {
       base.scripts[name] = read_file(file, "--script");
     }
     int64_t seeds = c.seeds ? c.seeds : ex.seeds;
+    if (c.script_files.empty() && !c.json)
+      std::cout << "(no --script " << ex.script << "=FILE.lua given: grading the scenario's own " << ex.script
+                << " script)\n";
     for (int64_t seed = 1; seed <= seeds; seed++) {
       RunOptions o = base;
       o.seed = uint64_t(seed);
@@ -576,6 +580,7 @@ int check_main(const std::vector<std::string>& args) {
                       << (want ? "hold" : "be violated") << " but " << (ch.ok ? "holds" : "is violated") << ": "
                       << ch.summary << "\n  replay: redlab run " << sc.id << " --seed " << seed;
             for (auto& [k, v] : o.variant) std::cout << " --variant " << k << "=" << v;
+            for (auto& [k, v] : o.set) std::cout << " --set " << k << "=" << v;
             for (auto& [k, f] : c.script_files) std::cout << " --script " << k << "=" << f;
             std::cout << "\n";
           }

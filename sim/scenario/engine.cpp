@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <set>
 
 #include "sim/client/client.h"
 #include "sim/client/pubsub.h"
@@ -106,7 +107,7 @@ class Engine {
     for (auto& a : actors_) start_actor(*a);
     schedule_faults();
     schedule_narration();
-    TimeUs end = ms_to_us(num(sc_.duration_ms, nullptr, Where{{}, "duration_ms"}));
+    TimeUs end = ms_to_us(dur_ms(sc_.duration_ms, nullptr, Where{{}, "duration_ms"}));
     auto r = scheduler_.run_until(end, opt_.events_max);
     result_.events = r.events_run;
     result_.bound_hit = r.bound_hit;
@@ -287,18 +288,23 @@ class Engine {
       resources_[r.name] = res;
       trace_.set_meta("resource." + r.name, res.check ? "checks fences" : "does not check fences");
     }
+    // Step ids: the pre-order index of a step in its actor's script, the same in every
+    // variant (an actor skipped by its `when` does not renumber the others).
+    for (const ActorDef& def : sc_.actors) {
+      next_step_id_ = 0;
+      number_steps(def.steps);
+    }
     // Actor instances, in file order.
+    std::set<std::string> instance_names;
     for (const ActorDef& def : sc_.actors) {
       if (def.when && !test(*def.when, nullptr, def.where)) continue;
       int64_t count = num(def.count, nullptr, Where{def.where.pos, def.where.path + ".count"});
       if (count < 1 || count > 1000) fail(Where{def.where.pos, def.where.path + ".count"}, "count must be 1 to 1000");
-      for (const std::string& existing : result_.actors)
-        if (existing == def.name || (count > 1 && existing.rfind(def.name, 0) == 0 && def.name.size() < existing.size() &&
-                                     isdigit(static_cast<unsigned char>(existing[def.name.size()]))))
-          fail(def.where, "two actors named \"" + def.name + "\" are active in this variant");
       for (int64_t i = 1; i <= count; i++) {
         auto a = std::make_unique<ActorRt>();
         a->name = count == 1 ? def.name : def.name + std::to_string(i);
+        if (!instance_names.insert(a->name).second)
+          fail(def.where, "a second actor named \"" + a->name + "\" is active in this variant");
         a->def = &def;
         a->index = i;
         a->prng = root.derive(fnv1a("actor:" + a->name));
@@ -319,7 +325,6 @@ class Engine {
         result_.actors.push_back(a->name);
         actors_.push_back(std::move(a));
       }
-      number_steps(def.steps);
     }
   }
 
@@ -1135,6 +1140,20 @@ class Engine {
   void do_repeat(ActorRt& a, const Step& s, int64_t i, K k) {
     int64_t times = num(*s.n("times"), &a, field(s, "times"));
     if (times < 0 || times > 1000000) fail(field(s, "times"), "expected 0 to 1000000 repetitions");
+    if (i == 1) {
+      // A nested repeat must not leave its own i behind for the outer loop.
+      auto prev = a.vars.find("i");
+      std::optional<std::string> saved;
+      if (prev != a.vars.end()) saved = prev->second;
+      ActorRt* p = &a;
+      k = [p, saved, k = std::move(k)] {
+        if (saved)
+          p->vars["i"] = *saved;
+        else
+          p->vars.erase("i");
+        k();
+      };
+    }
     if (i > times) return k();
     int64_t every = step_ms(a, s, "every_ms", 0);
     TimeUs started = scheduler_.now_us();
@@ -1143,8 +1162,9 @@ class Engine {
     run_block(a, s.body, 0, [this, p, &s, i, k, every, started] {
       TimeUs next = started + ms_to_us(every);
       TimeUs now = scheduler_.now_us();
-      if (next > now) return after(*p, next - now, [this, p, &s, i, k] { do_repeat(*p, s, i + 1, k); });
-      do_repeat(*p, s, i + 1, k);
+      // Always through the event loop, even with no delay: a body that takes no time must
+      // not grow the C++ stack with every iteration.
+      after(*p, next > now ? next - now : 0, [this, p, &s, i, k] { do_repeat(*p, s, i + 1, k); });
     });
   }
 
@@ -1216,9 +1236,17 @@ class Engine {
         });
       }
     } else if (f.op == "latency") {
+      if (by_ms < 0) fail(w_by, "extra latency cannot be negative (" + std::to_string(by_ms) + ")");
       for (const std::string& h : hosts()) {
-        fault_event(h, "+" + std::to_string(by_ms) + " ms latency on every connection");
-        for (net::ConnId c : network_->connections_of(h)) network_->set_extra_latency(c, ms_to_us(std::max<int64_t>(0, by_ms)));
+        fault_event(h, "+" + std::to_string(by_ms) + " ms latency on its open connections" +
+                           (for_us > 0 ? " for " + format_time(for_us) : std::string()));
+        std::vector<net::ConnId> conns = network_->connections_of(h);
+        for (net::ConnId c : conns) network_->set_extra_latency(c, ms_to_us(by_ms));
+        if (for_us > 0)
+          scheduler_.schedule_after(for_us, [this, h, conns] {
+            for (net::ConnId c : conns) network_->set_extra_latency(c, 0);
+            fault_event(h, "extra latency removed");
+          });
       }
     } else if (f.op == "clock_jump") {
       fault_event(f.server, "clock jumps by " + std::to_string(by_ms) + " ms");
@@ -1228,6 +1256,13 @@ class Engine {
       fake::ServerOptions so;
       so.name = f.server;
       auto fresh = std::make_unique<fake::Server>(so);
+      // A restart loses data and scripts, not redis.conf.
+      fake::ClientId admin = fresh->connect(scheduler_.now_us());
+      fresh->advance(scheduler_.now_us());
+      for (const ServerDef& def : sc_.servers)
+        if (def.name == f.server)
+          for (auto& [name, value] : def.config)
+            fresh->call(admin, {"CONFIG", "SET", name, str(value, nullptr, f.where)});
       network_->replace_server(f.server, fresh.get());
       retired_servers_.push_back(std::move(servers_[f.server]));
       servers_[f.server] = std::move(fresh);

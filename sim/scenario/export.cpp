@@ -34,6 +34,14 @@ std::string utf8_safe(const std::string& s) {
 
 std::string chrome_trace_json(const Trace& trace) {
   ojson events = ojson::array();
+  {
+    ojson m;
+    m["name"] = "process_name";
+    m["ph"] = "M";
+    m["pid"] = 1;
+    m["args"]["name"] = "redlab";
+    events.push_back(m);
+  }
   std::map<std::string, int> tids;
   auto tid = [&](const std::string& actor) {
     std::string name = actor.empty() ? "run" : actor;
@@ -66,7 +74,12 @@ std::string chrome_trace_json(const Trace& trace) {
   std::map<std::pair<std::string, int64_t>, std::vector<const TraceEvent*>> commands;
   std::map<std::string, const TraceEvent*> waits;
   std::map<std::pair<std::string, std::string>, const TraceEvent*> holds;
-  auto lock_of = [](const std::string& text) { return text.substr(0, text.find(' ')); };
+  // "lock:job:42 token=..." and "lock:job:42: extend returned 0" both name lock:job:42.
+  auto lock_of = [](const std::string& text) {
+    std::string lock = text.substr(0, text.find(' '));
+    if (!lock.empty() && lock.back() == ':') lock.pop_back();
+    return lock;
+  };
   const auto& all = trace.events();
   for (const TraceEvent& e : all) {
     tid(e.actor);
@@ -126,6 +139,20 @@ std::string chrome_trace_json(const Trace& trace) {
     events.push_back(i);
   }
   TimeUs end = all.empty() ? 0 : all.back().time_us;
+  // Commands that never got a reply (SUBSCRIBE, a call cut by the end of the run): markers.
+  for (auto& [key, list] : commands)
+    for (const TraceEvent* c : list) {
+      ojson i;
+      i["name"] = utf8_safe(c->text);
+      i["cat"] = "command";
+      i["ph"] = "i";
+      i["s"] = "t";
+      i["ts"] = c->time_us;
+      i["pid"] = 1;
+      i["tid"] = tid(key.first);
+      i["args"]["detail"] = "no reply";
+      events.push_back(i);
+    }
   for (auto& [key, h] : holds) complete(key.first, "holds " + key.second, "lock", h->time_us, end, "run ended");
   ojson doc;
   doc["traceEvents"] = events;

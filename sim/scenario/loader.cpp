@@ -215,7 +215,7 @@ const std::set<std::string> kOptionFlags = {"context_timeout_enabled", "retry_po
 
 // Names every expression may use besides parameters, variants and saved variables.
 const std::set<std::string> kBuiltinVars = {"i", "n", "actor", "token", "fence", "reply",
-                                            "attempts", "lock_lost", "seed"};
+                                            "attempts", "seed"};
 
 class Loader {
  public:
