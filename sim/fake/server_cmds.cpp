@@ -481,6 +481,47 @@ void info_command(Ctx& c) {
   c.reply_bulk(out);
 }
 
+// HELLO [protover [AUTH username password] [SETNAME clientname]] (networking.c helloCommand).
+// The fake speaks RESP2 only: HELLO 3 is refused as an unsupported version (a real server
+// would switch protocols); the client model asks for 2.
+void hello_command(Ctx& c) {
+  int64_t ver = 0;
+  size_t j = 1;
+  if (c.argc() >= 2) {
+    auto v = parse_int64(c.arg(1));
+    if (!v) return c.reply_error("ERR Protocol version is not an integer or out of range");
+    ver = *v;
+    j = 2;
+    if (ver < 2 || ver > 3) return c.reply_error("NOPROTO unsupported protocol version");
+  }
+  std::optional<std::string> setname;
+  for (; j < c.argc(); j++) {
+    size_t more = c.argc() - j - 1;
+    if (equals_nocase(c.arg(j), "auth") && more >= 2) {
+      // The default user has no password here (nopass): any password is accepted for it.
+      if (c.arg(j + 1) != "default")
+        return c.reply_error("WRONGPASS invalid username-password pair or user is disabled.");
+      j += 2;
+    } else if (equals_nocase(c.arg(j), "setname") && more >= 1) {
+      for (unsigned char ch : c.arg(j + 1))
+        if (ch < '!' || ch > '~')
+          return c.reply_error(
+              "ERR Client names cannot contain spaces, newlines or special characters.");
+      setname = c.arg(j + 1);
+      j += 1;
+    } else {
+      return c.reply_error("ERR Syntax error in HELLO option '" + c.arg(j) + "'");
+    }
+  }
+  if (ver == 3) return c.reply_error("NOPROTO unsupported protocol version");
+  if (setname) c.client.name = *setname;
+  c.reply(Reply::array({Reply::bulk("server"), Reply::bulk("redis"), Reply::bulk("version"),
+                        Reply::bulk("7.0.15"), Reply::bulk("proto"), Reply::integer_reply(2),
+                        Reply::bulk("id"), Reply::integer_reply(c.client.id), Reply::bulk("mode"),
+                        Reply::bulk("standalone"), Reply::bulk("role"), Reply::bulk("master"),
+                        Reply::bulk("modules"), Reply::array()}));
+}
+
 }  // namespace
 
 void register_server_commands(CommandTable& t) {
@@ -489,6 +530,7 @@ void register_server_commands(CommandTable& t) {
   };
   add("ping", -1, kFast | kAllowInPubSub, ping_command);
   add("echo", 2, kFast, echo_command);
+  add("hello", -1, kFast | kNoScript | kAllowInPubSub, hello_command);
   add("select", 2, kFast, select_command);
   add("quit", -1, kFast | kAllowInPubSub | kAllowBusy | kNoScript, quit_command);
   add("client", -2, kAdmin | kNoScript, client_command);

@@ -179,3 +179,27 @@ TEST(FakeServer, HugeAndBinaryArgumentsAreSafe) {
 
 }  // namespace
 }  // namespace redlab::fake
+
+namespace redlab::fake {
+namespace {
+
+TEST(FakeServer, Hello2AnswersLikeRedis7AndSetsTheName) {
+  // The shape real redis-server 7.0.15 gives (the id is the connection's own, so the
+  // conformance suite cannot compare it byte for byte).
+  Server s;
+  ClientId a = s.connect(0);
+  Reply r = s.call(a, {"HELLO", "2", "AUTH", "default", "any", "SETNAME", "worker-1"});
+  ASSERT_EQ(r.kind, Reply::Kind::Array);
+  ASSERT_EQ(r.elements.size(), 14u);
+  EXPECT_EQ(r.elements[0], Reply::bulk("server"));
+  EXPECT_EQ(r.elements[3], Reply::bulk("7.0.15"));
+  EXPECT_EQ(r.elements[5], Reply::integer_reply(2));
+  EXPECT_EQ(r.elements[7], Reply::integer_reply(a));
+  EXPECT_EQ(r.elements[13], Reply::array());
+  EXPECT_EQ(s.call(a, {"CLIENT", "GETNAME"}), Reply::bulk("worker-1"));
+  // RESP3 is not spoken by the fake: refused rather than answered in the wrong protocol.
+  EXPECT_TRUE(s.call(a, {"HELLO", "3"}).is_error());
+}
+
+}  // namespace
+}  // namespace redlab::fake
