@@ -175,7 +175,7 @@ std::string chart(const RunResult& r, int width) {
   std::map<std::string, std::string> host_of;  // actors on a shared client pause together
   for (auto& a : r.actors) rows[a] = std::string(width, ' ');
   auto paint = [&](const std::string& actor, TimeUs from, TimeUs to, char c, int rank) {
-    static const std::string order = " .-~#!P";  // later wins
+    static const std::string order = " .-w~#!P";  // later wins
     auto it = rows.find(actor);
     if (it == rows.end()) return;
     int a = int(std::min<TimeUs>(width - 1, from / col));
@@ -183,7 +183,7 @@ std::string chart(const RunResult& r, int width) {
     for (int i = a; i <= b; i++)
       if (int(order.find(it->second[i])) < rank) it->second[i] = c;
   };
-  std::map<std::string, TimeUs> started, work_from, wait_from;
+  std::map<std::string, TimeUs> started, work_from, wait_from, pool_from;
   std::map<std::string, TimeUs> paused_from;
   std::set<std::string> ended;
   for (const auto& e : r.trace.events()) {
@@ -193,24 +193,32 @@ std::string chart(const RunResult& r, int width) {
       ended.insert(e.actor);
     }
     if (e.kind == "work") work_from[e.actor] = e.time_us;
-    if (e.kind == "work_done" && work_from.count(e.actor)) paint(e.actor, work_from[e.actor], e.time_us, '~', 3);
+    if (e.kind == "work_done" && work_from.count(e.actor)) paint(e.actor, work_from[e.actor], e.time_us, '~', 4);
+    if (e.kind == "pool_wait") pool_from[e.actor] = e.time_us;
+    if ((e.kind == "pool_hit" || e.kind == "pool_miss" || e.kind == "pool_timeout" ||
+         e.kind == "pool_wait_deadline") &&
+        pool_from.count(e.actor)) {
+      paint(e.actor, pool_from[e.actor], e.time_us, 'w', 3);
+      pool_from.erase(e.actor);
+    }
     if (e.kind == "sleep") wait_from[e.actor] = e.time_us;
     if (e.kind == "sleep_done" && wait_from.count(e.actor)) paint(e.actor, wait_from[e.actor], e.time_us, '-', 2);
     if (e.kind == "read_timeout" || e.kind == "pool_timeout" || e.kind == "eof" || e.kind == "lock_lost" ||
         e.kind == "abandon" || e.kind == "tx_gave_up" || e.kind == "resource_reject" || e.kind == "pubsub_disconnected")
-      paint(e.actor, e.time_us, e.time_us + 1, '!', 5);
+      paint(e.actor, e.time_us, e.time_us + 1, '!', 6);
     if (e.kind == "fault" && e.text.rfind("pause", 0) == 0) paused_from[e.actor] = e.time_us;
     if (e.kind == "fault" && e.text == "resume" && paused_from.count(e.actor)) {
       for (auto& a : r.actors)
         if (a == e.actor || r.trace.meta().count("client." + e.actor)) {
           // A paused host stops every actor on it; a single actor's host is the actor.
-          if (a == e.actor) paint(a, paused_from[e.actor], e.time_us, 'P', 6);
+          if (a == e.actor) paint(a, paused_from[e.actor], e.time_us, 'P', 7);
         }
     }
   }
   for (auto& [a, t] : started)
     if (!ended.count(a)) paint(a, t, end, '.', 1);
-  for (const auto& h : r.facts.holds) paint(h.actor, h.from_us, h.to_us, '#', 4);
+  for (auto& [a, t] : pool_from) paint(a, t, end, 'w', 3);  // still waiting at the end
+  for (const auto& h : r.facts.holds) paint(h.actor, h.from_us, h.to_us, '#', 5);
   std::ostringstream out;
   // Axis: a label every 10 columns.
   std::string axis(width + 10, ' ');
@@ -222,7 +230,7 @@ std::string chart(const RunResult& r, int width) {
   out << std::string(name_w, ' ') << axis.substr(0, width + 6) << "\n";
   for (auto& a : r.actors) out << a << std::string(name_w - a.size(), ' ') << rows[a] << "\n";
   out << std::string(name_w, ' ') << "one column = " << format_time(col)
-      << "   # holds a lock  ~ works  - sleeps  . active  ! error/lost  P paused\n";
+      << "   # holds a lock  ~ works  - sleeps  w waits for the pool  . active  ! error/lost  P paused\n";
   return out.str();
 }
 
@@ -232,6 +240,7 @@ bool story_event(const TraceEvent& e) {
                                 "resource_reject", "fault",        "watchdog_start",    "tx_committed",
                                 "tx_gave_up",    "tx_skipped",     "pool_timeout",      "read_timeout",
                                 "pubsub_disconnected", "pubsub_resubscribe", "subscribe_failed", "consume_error",
+                                "net_server_close", "net_buffer_lost",
                                 "note",          "narration",      "setup",             "lock_not_held",
                                 "server_command", "run_bound"};
   for (const char* k : kinds)
