@@ -67,12 +67,64 @@ Ctx::Ctx(Server& s, Client& c, const Argv& a, const CommandSpec& spec, TimeUs no
     : server(s), client(c), argv(a), cmd(spec), now_us(now), now_ms(s.unix_ms(now)),
       sink_(sink) {}
 
+Reply* Ctx::direct_reply() {
+  if (sink_ || !server.capture_) return nullptr;
+  Server::Capture* cap = server.capture_for(client.id);
+  if (!cap || !cap->first || cap->have_first || !cap->client || !cap->client->auto_read)
+    return nullptr;
+  cap->have_first = true;  // call() keeps only the first reply
+  return cap->first;       // still nil: nothing written to it yet
+}
+
 void Ctx::reply(Reply r) {
   if (sink_) {
     sink_->push_back(std::move(r));
+  } else if (Reply* out = direct_reply()) {
+    *out = std::move(r);
   } else {
     server.emit(client.id, reply_at_us, std::move(r));
   }
+}
+
+void Ctx::reply_ok() {
+  if (Reply* out = direct_reply()) {
+    out->kind = Reply::Kind::Status;
+    out->str.append("OK", 2);
+    return;
+  }
+  reply(Reply::ok());
+}
+
+void Ctx::reply_int(int64_t v) {
+  if (Reply* out = direct_reply()) {
+    out->kind = Reply::Kind::Integer;
+    out->integer = v;
+    return;
+  }
+  reply(Reply::integer_reply(v));
+}
+
+void Ctx::reply_bulk(std::string_view s) {
+  if (Reply* out = direct_reply()) {
+    out->kind = Reply::Kind::Bulk;
+    out->str.append(s.data(), s.size());  // str is empty: cheaper than assign
+    return;
+  }
+  reply(Reply::bulk(s));
+}
+
+void Ctx::reply_nil() {
+  if (direct_reply()) return;  // a default Reply is nil
+  reply(Reply::nil());
+}
+
+void Ctx::reply_error(std::string_view msg) {
+  if (Reply* out = direct_reply()) {
+    out->kind = Reply::Kind::Error;
+    out->str.append(msg.data(), msg.size());
+    return;
+  }
+  reply(Reply::error(std::string(msg)));
 }
 
 void Ctx::reply_unknown_subcommand() {
@@ -159,6 +211,7 @@ void Ctx::set_expire(std::string_view key, int64_t at_ms) {
   if (it->second.expire_at_ms >= 0) d.expires.erase({it->second.expire_at_ms, std::string(key)});
   it->second.expire_at_ms = at_ms;
   d.expires.emplace(at_ms, std::string(key));
+  server.expire_floor_ms_ = std::min(server.expire_floor_ms_, at_ms);
 }
 
 bool Ctx::remove_expire(std::string_view key) {
@@ -282,6 +335,7 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {
   register_pubsub_commands(commands_);
   register_scripting_commands(commands_);
   mark_subcommand_containers(commands_);
+  build_command_index();
   config_ = {
       {"busy-reply-threshold", "5000"},
       {"client-output-buffer-limit",
@@ -305,15 +359,58 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {
 
 Server::~Server() = default;
 
-const CommandSpec* Server::find_command(std::string_view name) const {
-  char buf[32] = {};  // zeroed: an empty name would hash no bytes, but -O3 cannot tell
-  if (name.size() >= sizeof buf) return nullptr;
-  for (size_t i = 0; i < name.size(); i++) {
-    char ch = name[i];
-    buf[i] = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch + 32) : ch;
+namespace {
+
+// find_command: names of 32 bytes or more are not looked up (no command is that long).
+constexpr size_t kCommandNameMax = 32;
+
+// find_command's hash: FNV-1a, fed the lower-cased bytes as they are copied.
+constexpr uint64_t kFnvOffset = 1469598103934665603ULL;
+constexpr uint64_t kFnvPrime = 1099511628211ULL;
+
+}  // namespace
+
+void Server::build_command_index() {
+  size_t slots = 16;
+  while (slots < commands_.size() * 4) slots *= 2;  // at most a quarter full: short probes
+  command_index_.assign(slots, nullptr);
+  command_index_mask_ = slots - 1;
+  for (const auto& entry : commands_) {
+    uint64_t h = kFnvOffset;
+    for (char ch : entry.first) h = (h ^ static_cast<unsigned char>(ch)) * kFnvPrime;
+    size_t slot = static_cast<size_t>(h) & command_index_mask_;
+    while (command_index_[slot]) slot = (slot + 1) & command_index_mask_;
+    command_index_[slot] = &entry;
   }
-  auto it = commands_.find(std::string_view(buf, name.size()));
-  return it == commands_.end() ? nullptr : &it->second;
+  // service_time looks at argv or the keyspace only for these (by name, as it does).
+  for (auto& [name, spec] : commands_)
+    spec.variable_cost = spec.name == "debug" || spec.name == "keys";
+}
+
+const CommandSpec* Server::find_command(std::string_view name) const {
+  // Case-blind for the ASCII letters only: the table's keys are matched byte for byte
+  // against the name with A-Z lower-cased.
+  char lower[kCommandNameMax];
+  const size_t n = name.size();
+  if (n >= kCommandNameMax) return nullptr;
+  uint64_t h = kFnvOffset;
+  for (size_t i = 0; i < n; i++) {
+    char ch = name[i];
+    ch = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch + 32) : ch;
+    lower[i] = ch;
+    h = (h ^ static_cast<unsigned char>(ch)) * kFnvPrime;
+  }
+  for (size_t slot = static_cast<size_t>(h) & command_index_mask_;;
+       slot = (slot + 1) & command_index_mask_) {
+    const CommandTable::value_type* entry = command_index_[slot];
+    if (!entry) return nullptr;
+    // A byte loop: names are a few bytes, cheaper than a memcmp call.
+    const std::string& key = entry->first;
+    if (key.size() != n) continue;
+    size_t i = 0;
+    while (i < n && key[i] == lower[i]) i++;
+    if (i == n) return &entry->second;
+  }
 }
 
 int64_t Server::config_int(std::string_view name) const {
@@ -375,6 +472,8 @@ void Server::disconnect(ClientId id, TimeUs now_us) {
   auto it = clients_.find(id);
   if (it == clients_.end()) return;
   Client& c = *it->second;
+  for (Capture* cap = capture_; cap; cap = cap->outer)
+    if (cap->client == &c) cap->client = nullptr;
   unwatch_all(c);
   unblock(c);
   for (const auto& ch : c.channels) {
@@ -412,10 +511,20 @@ void Server::finish_close(ClientId id, TimeUs now_us, const std::string& reason)
 // Output
 // ---------------------------------------------------------------------------------------
 
-void Server::emit(ClientId id, TimeUs at_us, Reply reply) {
-  Client* c = client(id);
+void Server::emit(ClientId id, TimeUs at_us, Reply&& reply) {
+  Capture* cap = capture_ ? capture_for(id) : nullptr;
+  Client* c = cap && cap->client ? cap->client : client(id);
   if (!c) return;
   if (!c->auto_read) c->unread_bytes += static_cast<int64_t>(to_resp(reply).size());
+  if (cap) {
+    if (cap->all) {
+      cap->all->push_back(std::move(reply));
+    } else if (cap->first && !cap->have_first) {
+      *cap->first = std::move(reply);
+      cap->have_first = true;
+    }  // call() keeps only the first reply
+    return;
+  }
 #if defined(__cpp_aggregate_paren_init)
   outputs_.emplace_back(id, at_us, std::move(reply));  // in place: one Reply move fewer
 #else
@@ -600,10 +709,15 @@ TimeUs Server::next_expiry_us() const {
   return best;
 }
 
-void Server::expire_due(TimeUs now_us) {
+void Server::check_expire_floor() const {
+  for (const Db& d : dbs_)
+    REDLAB_ASSERT((d.expires.empty() || d.expires.begin()->first >= expire_floor_ms_) &&
+                  "an expiry added without Ctx::set_expire");
+}
+
+void Server::expire_walk(TimeUs now_us) {
   int64_t now_ms = unix_ms(now_us);
-  // This runs before every call(): keep the walk over (mostly empty) databases tight (no
-  // index to keep across calls; expiring keys never adds or removes a database).
+  int64_t floor_ms = INT64_MAX;
   for (Db& d : dbs_) {
     if (d.expires.empty()) continue;
     const int db_index = static_cast<int>(&d - dbs_.data());
@@ -612,7 +726,9 @@ void Server::expire_due(TimeUs now_us) {
       std::string key = d.expires.begin()->second;
       expire_if_needed(d, db_index, key, now_ms, now_us);
     }
+    if (!d.expires.empty()) floor_ms = std::min(floor_ms, d.expires.begin()->first);
   }
+  expire_floor_ms_ = floor_ms;
 }
 
 void Server::jump_clock(TimeUs delta_us, TimeUs now_us) {
@@ -692,10 +808,12 @@ TimeUs Server::service_time(const CommandSpec& spec, const Argv& argv) const {
 
 int64_t Server::slowlog_threshold() {
   // A map lookup and a parse per command were a sixth of a GET's cost: keep the entry (map
-  // nodes do not move; its key is checked in case config_ was assigned anew) and the text
-  // last parsed (CONFIG SET changes it in place).
+  // nodes do not move; it is looked up again once config() has handed out the map, which may
+  // have been changed through it) and the text last parsed (CONFIG SET changes it in place).
   static constexpr std::string_view kName = "slowlog-log-slower-than";
-  if (!slowlog_threshold_entry_ || slowlog_threshold_entry_->first != kName) {
+  if (!slowlog_threshold_entry_ || slowlog_threshold_generation_ != config_generation_) {
+    slowlog_threshold_generation_ = config_generation_;
+    slowlog_threshold_entry_ = nullptr;
     auto it = config_.find(std::string(kName));
     if (it == config_.end()) return 0;
     slowlog_threshold_entry_ = &*it;
@@ -716,13 +834,16 @@ void Server::run_command(Client& c, const CommandSpec& spec, const Argv& argv, T
   ctx.in_exec = in_exec;
   ctx.in_script = in_script;
   ctx.retrying = retrying;
-  TimeUs cost = service_time(spec, argv);
+  TimeUs cost = command_cost(spec, argv);
   ctx.reply_at_us = now_us + cost;
   spec.handler(ctx);
   blocked = ctx.blocked_now;
   commands_processed_++;
   if (!in_exec && !in_script && !retrying) {
-    if (c.last_command != spec.name) c.last_command = spec.name;  // compare is cheaper
+    if (c.last_command_spec != &spec) {
+      c.last_command = spec.name;
+      c.last_command_spec = &spec;
+    }
     c.last_interaction_us = now_us;
   }
   // Slowlog: the modelled execution time.
@@ -884,7 +1005,7 @@ void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Re
   if ((spec->arity > 0 && spec->arity != argc) || argc < -spec->arity) {
     return reject("ERR wrong number of arguments for '" + spec->name + "' command");
   }
-  if (argc >= 2) {
+  if (argc >= 2 && spec->has_subcommands) {
     std::string e = subcommand_error(*spec, argv);
     if (!e.empty()) return reject(std::move(e));
   }
@@ -894,8 +1015,10 @@ void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Re
                   "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed "
                   "in this context");
   }
-  if (c.in_multi && spec->name != "exec" && spec->name != "discard" && spec->name != "multi" &&
-      spec->name != "watch" && spec->name != "quit" && spec->name != "reset") {
+  // string_view: compared by size first, no strlen.
+  const std::string_view name = spec->name;
+  if (c.in_multi && name != "exec" && name != "discard" && name != "multi" && name != "watch" &&
+      name != "quit" && name != "reset") {
     c.queued.push_back(argv);
     if (sink) {
       sink->push_back(Reply::status("QUEUED"));
@@ -907,7 +1030,7 @@ void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Re
   }
   bool blocked = false;
   run_command(c, *spec, argv, now_us, sink, false, false, false, blocked);
-  handle_ready_keys(now_us);
+  if (!ready_keys_.empty()) handle_ready_keys(now_us);
   if (c.close_after_reply) close_client_later(c.id, "QUIT");
 }
 
@@ -1059,45 +1182,44 @@ std::vector<Reply> Server::call_all(ClientId id, const Argv& argv) {
 }
 
 Reply Server::call(ClientId id, const Argv& argv) {
-  // No vector: benchmarks and tests call this once per command, and the allocation showed.
-  std::optional<Reply> first;
+  // No vector and no copy: the first reply is moved straight here (nil if none came).
+  Reply first;
   call_collect(id, argv, nullptr, &first);
-  if (!first) return Reply::nil();
-  return std::move(*first);
+  return first;
 }
 
 void Server::call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all,
-                          std::optional<Reply>* first_reply) {
+                          Reply* first_reply) {
   Client* c = client(id);
   if (!c) return;
-  size_t first = outputs_.size();
-  expire_due(clock_us_);
-  dispatch(*c, argv, clock_us_, nullptr);
-  // A script started by this call runs to its end (bounded: killed past the call limit).
-  TimeUs t = clock_us_;
-  while (running_) {
-    if (t - running_started_us_ > script_call_limit_us) running_->kill();
-    bool done = false;
-    TimeUs used = running_->resume(*this, t, 1000000, done);
-    t += std::max<TimeUs>(used, 1);
-    if (done) {
-      running_.reset();
-      running_client_ = 0;
+  {
+    // Until the end of this block, emit hands this client's replies to the caller (what is
+    // already in outputs_ stays there).
+    Capture capture{id, c, all, first_reply, false, capture_};
+    capture_ = &capture;
+    struct Restore {
+      Capture*& slot;
+      Capture* outer;
+      ~Restore() { slot = outer; }
+    } restore{capture_, capture.outer};
+    expire_due(clock_us_);
+    dispatch(*c, argv, clock_us_, nullptr);
+    // A script started by this call runs to its end (bounded: killed past the call limit).
+    TimeUs t = clock_us_;
+    while (running_) {
+      if (t - running_started_us_ > script_call_limit_us) running_->kill();
+      bool done = false;
+      TimeUs used = running_->resume(*this, t, 1000000, done);
+      t += std::max<TimeUs>(used, 1);
+      if (done) {
+        running_.reset();
+        running_client_ = 0;
+      }
     }
+    if (!ready_keys_.empty()) handle_ready_keys(clock_us_);
   }
-  handle_ready_keys(clock_us_);
   busy_until_us_ = clock_us_;
-  for (size_t i = first; i < outputs_.size(); i++) {
-    if (outputs_[i].client != id) continue;
-    if (all) {
-      all->push_back(std::move(outputs_[i].reply));
-    } else if (first_reply && !first_reply->has_value()) {
-      first_reply->emplace(std::move(outputs_[i].reply));
-    }
-  }
-  outputs_.erase(std::remove_if(outputs_.begin() + static_cast<ptrdiff_t>(first), outputs_.end(),
-                                [id](const Output& o) { return o.client == id; }),
-                 outputs_.end());
+  if (to_close_.empty()) return;
   for (auto& [cid, reason] : std::exchange(to_close_, {})) finish_close(cid, clock_us_, reason);
 }
 

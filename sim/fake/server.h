@@ -87,6 +87,8 @@ struct CommandSpec {
   int key_step = 0;
   bool has_subcommands = false;  // CLIENT, CONFIG, ...: set from the subcommand table
   TimeUs service_us = 0;  // 0 = the server's default service time
+  // DEBUG, KEYS: the service time depends on argv or the keyspace. Set by the server.
+  bool variable_cost = false;
 };
 
 using CommandTable = std::unordered_map<std::string, CommandSpec, StringHash, std::equal_to<>>;
@@ -126,6 +128,8 @@ struct Client {
   TimeUs created_us = 0;
   TimeUs last_interaction_us = 0;
   std::string last_command = "NULL";
+  // The spec last_command was copied from (run_command skips the copy while it is the same).
+  const CommandSpec* last_command_spec = nullptr;
   std::string address;  // a made-up peer address for CLIENT LIST
 
   bool in_multi = false;
@@ -170,7 +174,9 @@ struct ServerEvent {
 
 struct Db {
   std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> dict;
-  std::set<std::pair<int64_t, std::string>, std::less<>> expires;  // (expire_at_ms, key)
+  // (expire_at_ms, key). Add only through Ctx::set_expire: the server keeps a lower bound of
+  // all expiry times there, so that a call walks no database when nothing can expire.
+  std::set<std::pair<int64_t, std::string>, std::less<>> expires;
 };
 
 // A command that takes many slices of virtual time (a Lua script). The server resumes it and,
@@ -216,11 +222,12 @@ class Ctx {
   const std::string& arg(size_t i) const { return argv[i]; }
 
   void reply(Reply r);
-  void reply_ok() { reply(Reply::ok()); }
-  void reply_int(int64_t v) { reply(Reply::integer_reply(v)); }
-  void reply_bulk(std::string_view s) { reply(Reply::bulk(s)); }
-  void reply_nil() { reply(Reply::nil()); }
-  void reply_error(std::string_view msg) { reply(Reply::error(std::string(msg))); }
+  // The same as reply(Reply::ok()) etc., written in place when they are call()'s answer.
+  void reply_ok();
+  void reply_int(int64_t v);
+  void reply_bulk(std::string_view s);
+  void reply_nil();
+  void reply_error(std::string_view msg);
   // "ERR unknown subcommand 'x'. Try CLIENT HELP."
   void reply_unknown_subcommand();
   // "ERR wrong number of arguments for 'client|id' command"
@@ -263,6 +270,10 @@ class Ctx {
   Prng random_source(std::string_view key) const;
 
  private:
+  // call()'s first reply when this command's reply is it, to be written in place; null when
+  // the reply goes through emit (another destination, or unread bytes to count).
+  Reply* direct_reply();
+
   std::vector<Reply>* sink_;
   friend class Server;
 };
@@ -331,7 +342,8 @@ class Server {
   void execute(Client& client, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink,
                bool in_exec, bool in_script);
   // Sends a reply or push to a client at time at_us.
-  void emit(ClientId id, TimeUs at_us, Reply reply);
+  void emit(ClientId id, TimeUs at_us, Reply&& reply);
+  void emit(ClientId id, TimeUs at_us, const Reply& reply) { emit(id, at_us, Reply(reply)); }
   // The modelled time to serve argv (scripts add it up for the commands they call).
   TimeUs service_time(const CommandSpec& spec, const Argv& argv) const;
   void expire_if_needed(Db& db, int db_index, std::string_view key, int64_t now_ms, TimeUs now_us);
@@ -347,8 +359,13 @@ class Server {
   ClientId long_running_client() const { return running_client_; }
   void mark_key_ready(int db, std::string_view key);
 
-  // Config (CONFIG GET/SET): canonical names, values as strings Redis prints.
-  std::map<std::string, std::string>& config() { return config_; }
+  // Config (CONFIG GET/SET): canonical names, values as strings Redis prints. The map may be
+  // changed through the reference, so each call counts as a change: run_command's cached
+  // slowlog-log-slower-than entry is looked up again. Do not keep the reference for later.
+  std::map<std::string, std::string>& config() {
+    config_generation_++;
+    return config_;
+  }
   int64_t config_int(std::string_view name) const;
   TimeUs busy_threshold_us() const { return config_int("busy-reply-threshold") * 1000; }
 
@@ -384,14 +401,27 @@ class Server {
   };
   void dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink);
   // call_all and call: runs argv now; this client's replies go to all, or the first to
-  // first_reply.
-  void call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all,
-                    std::optional<Reply>* first_reply);
+  // first_reply (the others are dropped).
+  void call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all, Reply* first_reply);
+  void build_command_index();
   void run_command(Client& c, const CommandSpec& spec, const Argv& argv, TimeUs now_us,
                    std::vector<Reply>* sink, bool in_exec, bool in_script, bool retrying,
                    bool& blocked);
   void handle_ready_keys(TimeUs now_us);
-  void expire_due(TimeUs now_us);
+  // Expires what is due by now_us; runs before every call(), so the common case is inline.
+  void expire_due(TimeUs now_us) {
+    if (unix_ms(now_us) > expire_floor_ms_) return expire_walk(now_us);
+#ifndef NDEBUG
+    check_expire_floor();  // debug builds: no expiry bypassed Ctx::set_expire
+#endif
+  }
+  void expire_walk(TimeUs now_us);
+  void check_expire_floor() const;
+  // service_time, without the call for the many commands whose cost is fixed.
+  TimeUs command_cost(const CommandSpec& spec, const Argv& argv) const {
+    if (spec.variable_cost) return service_time(spec, argv);
+    return spec.service_us > 0 ? spec.service_us : options_.service_us;
+  }
   void timeout_blocked(TimeUs now_us);
   TimeUs next_expiry_us() const;
   TimeUs next_block_timeout_us() const;
@@ -406,7 +436,32 @@ class Server {
 
   ServerOptions options_;
   CommandTable commands_;
+  // find_command's index into commands_: open addressing on a hash of the lower-cased name,
+  // so a lookup neither copies the name into a key nor hashes it twice. Built once (the table
+  // does not change after the constructor).
+  std::vector<const CommandTable::value_type*> command_index_;
+  size_t command_index_mask_ = 0;
   std::vector<Db> dbs_;
+  // No key in any database expires before this (unix ms): lowered by Ctx::set_expire, exact
+  // again after expire_due walks the databases. Deletions only leave it too low (harmless).
+  int64_t expire_floor_ms_ = INT64_MAX;
+  // While call()/call_all() runs a command: where the caller's replies go, straight from emit
+  // instead of through outputs_ (those of other clients still go to outputs_). A chain, the
+  // innermost first, should a call() be made from inside another (an observer).
+  struct Capture {
+    ClientId id = 0;
+    Client* client = nullptr;  // cleared if the client disconnects meanwhile
+    std::vector<Reply>* all = nullptr;
+    Reply* first = nullptr;
+    bool have_first = false;
+    Capture* outer = nullptr;
+  };
+  Capture* capture_ = nullptr;
+  Capture* capture_for(ClientId id) {
+    for (Capture* cap = capture_; cap; cap = cap->outer)
+      if (cap->id == id) return cap;
+    return nullptr;
+  }
   std::map<ClientId, std::unique_ptr<Client>> clients_;
   ClientId next_client_id_ = 3;  // real Redis 7 hands its first connection id 3 or so
   std::deque<Pending> queue_;
@@ -425,11 +480,14 @@ class Server {
   ClientId running_client_ = 0;
   TimeUs running_started_us_ = 0;
   TimeUs running_next_us_ = 0;
-  // Entries are added and changed, never erased: slowlog_threshold() keeps a pointer to one.
+  // slowlog_threshold() keeps a pointer to an entry, looked up again after each config().
   std::map<std::string, std::string> config_;
-  // slowlog-log-slower-than, as run_command needs it before every command: the entry and the
-  // last text parsed, instead of a map lookup and a string2ll per command.
+  uint64_t config_generation_ = 0;  // bumped by config(): entries may have been added/erased
+  // slowlog-log-slower-than, as run_command needs it before every command: the entry (looked
+  // up again after config() was called) and the last text parsed, instead of a map lookup and
+  // a string2ll per command.
   const std::pair<const std::string, std::string>* slowlog_threshold_entry_ = nullptr;
+  uint64_t slowlog_threshold_generation_ = 0;
   std::string slowlog_threshold_text_;
   int64_t slowlog_threshold_ = 0;
   std::deque<SlowlogEntry> slowlog_;

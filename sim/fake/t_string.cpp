@@ -1,6 +1,7 @@
 // String commands (Redis t_string.c): GET SET and its variants, counters, MGET/MSET, APPEND.
 // SET's option parsing follows parseExtendedStringArgumentsOrReply exactly, including which
 // option combinations are a syntax error and the order in which errors are detected.
+#include <charconv>
 #include <climits>
 #include <cmath>
 
@@ -90,9 +91,9 @@ void set_generic(Ctx& c, uint32_t flags, const std::string& key, const std::stri
   Entry* existing = c.lookup_write(key);
   bool found = existing != nullptr;
   if (((flags & kNx) && found) || ((flags & kXx) && !found)) {
-    if (!(flags & kGet))
-      c.reply(replies == SetReplies::OkNil ? Reply::nil() : Reply::integer_reply(0));
-    return;
+    if (flags & kGet) return;
+    if (replies == SetReplies::OkNil) return c.reply_nil();
+    return c.reply_int(0);
   }
   if (existing && existing->value.type() == ValueType::String) {
     std::get<std::string>(existing->value.data).assign(value);
@@ -102,8 +103,9 @@ void set_generic(Ctx& c, uint32_t flags, const std::string& key, const std::stri
   }
   c.signal_modified(key);
   if (expire_ms >= 0) c.set_expire(key, expire_ms);
-  if (!(flags & kGet))
-    c.reply(replies == SetReplies::OkNil ? Reply::ok() : Reply::integer_reply(1));
+  if (flags & kGet) return;
+  if (replies == SetReplies::OkNil) return c.reply_ok();
+  c.reply_int(1);
 }
 
 void get_command(Ctx& c) {
@@ -274,7 +276,10 @@ void incr_decr(Ctx& c, int64_t incr) {
   }
   value += incr;
   if (e) {
-    e->value.data = std::to_string(value);
+    // In place (the value is a string, checked above): no temporary string to move in.
+    char buf[24];
+    char* end = std::to_chars(buf, buf + sizeof buf, value).ptr;
+    std::get<std::string>(e->value.data).assign(buf, static_cast<size_t>(end - buf));
   } else {
     c.set_key(key, Value{std::to_string(value)});
   }
