@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,7 +13,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <cstring>
 #include <sstream>
 #include <thread>
 
@@ -48,8 +48,8 @@ struct Common {
 int64_t parse_number(const std::string& flag, const std::string& text, int64_t min, int64_t max) {
   auto v = parse_int(text);
   if (!v || *v < min || *v > max)
-    throw UsageError{flag + " " + text + ": expected an integer from " + std::to_string(min) + " to " +
-                     std::to_string(max)};
+    throw UsageError{flag + " " + text + ": expected an integer from " + std::to_string(min) +
+                     " to " + std::to_string(max)};
   return *v;
 }
 
@@ -61,9 +61,12 @@ std::pair<std::string, std::string> split_pair(const std::string& flag, const st
 }
 
 // Flags shared by run, explore and check; `allowed` says which this subcommand takes.
-Common parse_common(const std::string& cmd, const std::vector<std::string>& args, const std::string& allowed) {
+Common parse_common(const std::string& cmd, const std::vector<std::string>& args,
+                    const std::string& allowed) {
   Common c;
-  auto takes = [&](const std::string& flag) { return allowed.find(flag + " ") != std::string::npos; };
+  auto takes = [&](const std::string& flag) {
+    return allowed.find(flag + " ") != std::string::npos;
+  };
   for (size_t i = 0; i < args.size(); i++) {
     const std::string& a = args[i];
     auto value = [&]() -> std::string {
@@ -108,10 +111,13 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
       throw UsageError{"unexpected argument '" + a + "' (one scenario at a time)"};
     }
   }
-  if (c.scenario.empty()) throw UsageError{"'" + cmd + "' needs a SCENARIO (an id from 'redlab list', or a file)"};
+  if (c.scenario.empty())
+    throw UsageError{"'" + cmd + "' needs a SCENARIO (an id from 'redlab list', or a file)"};
   if (c.backend != "fake") {
-    if (c.backend == "spawn" || c.backend.rfind("redis://", 0) == 0 || c.backend.rfind("unix://", 0) == 0)
-      throw UsageError{"--backend " + c.backend + ": scenarios run on the fake backend only in this build "
+    if (c.backend == "spawn" || c.backend.rfind("redis://", 0) == 0 ||
+        c.backend.rfind("unix://", 0) == 0)
+      throw UsageError{"--backend " + c.backend +
+                       ": scenarios run on the fake backend only in this build "
                        "(the real backend is not built yet)"};
     throw UsageError{"--backend " + c.backend + ": expected fake, spawn or redis://HOST:PORT"};
   }
@@ -144,7 +150,7 @@ void write_file_atomically(const std::string& path, const std::string& text) {
 
 std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError{what + " " + path + ": cannot open the file"};
+  if (!in) throw UsageError{what + path + ": cannot open the file"};
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -163,8 +169,9 @@ std::string chart(const RunResult& r, int width) {
   TimeUs end = std::max<TimeUs>(r.end_us, 1);
   // A round column size, so that the axis reads 0s 5s 10s.
   TimeUs col = 1000;
-  for (TimeUs nice : {1000LL, 2000LL, 5000LL, 10000LL, 20000LL, 50000LL, 100000LL, 200000LL, 250000LL, 500000LL,
-                      1000000LL, 2000000LL, 5000000LL, 10000000LL, 30000000LL, 60000000LL}) {
+  for (TimeUs nice :
+       {1000LL, 2000LL, 5000LL, 10000LL, 20000LL, 50000LL, 100000LL, 200000LL, 250000LL, 500000LL,
+        1000000LL, 2000000LL, 5000000LL, 10000000LL, 30000000LL, 60000000LL}) {
     col = nice;
     if (nice * width >= end) break;
   }
@@ -193,7 +200,8 @@ std::string chart(const RunResult& r, int width) {
       ended.insert(e.actor);
     }
     if (e.kind == "work") work_from[e.actor] = e.time_us;
-    if (e.kind == "work_done" && work_from.count(e.actor)) paint(e.actor, work_from[e.actor], e.time_us, '~', 4);
+    if (e.kind == "work_done" && work_from.count(e.actor))
+      paint(e.actor, work_from[e.actor], e.time_us, '~', 4);
     if (e.kind == "pool_wait") pool_from[e.actor] = e.time_us;
     if ((e.kind == "pool_hit" || e.kind == "pool_miss" || e.kind == "pool_timeout" ||
          e.kind == "pool_wait_deadline") &&
@@ -202,9 +210,11 @@ std::string chart(const RunResult& r, int width) {
       pool_from.erase(e.actor);
     }
     if (e.kind == "sleep") wait_from[e.actor] = e.time_us;
-    if (e.kind == "sleep_done" && wait_from.count(e.actor)) paint(e.actor, wait_from[e.actor], e.time_us, '-', 2);
-    if (e.kind == "read_timeout" || e.kind == "pool_timeout" || e.kind == "eof" || e.kind == "lock_lost" ||
-        e.kind == "abandon" || e.kind == "tx_gave_up" || e.kind == "resource_reject" || e.kind == "pubsub_disconnected")
+    if (e.kind == "sleep_done" && wait_from.count(e.actor))
+      paint(e.actor, wait_from[e.actor], e.time_us, '-', 2);
+    if (e.kind == "read_timeout" || e.kind == "pool_timeout" || e.kind == "eof" ||
+        e.kind == "lock_lost" || e.kind == "abandon" || e.kind == "tx_gave_up" ||
+        e.kind == "resource_reject" || e.kind == "pubsub_disconnected")
       paint(e.actor, e.time_us, e.time_us + 1, '!', 6);
     if (e.kind == "fault" && e.text.rfind("pause", 0) == 0) paused_from[e.actor] = e.time_us;
     if (e.kind == "fault" && e.text == "resume" && paused_from.count(e.actor)) {
@@ -224,25 +234,47 @@ std::string chart(const RunResult& r, int width) {
   std::string axis(width + 10, ' ');
   for (int i = 0; i < width; i += 10) {
     std::string label = i == 0 ? std::string("0s") : format_time(TimeUs(i) * col);
-    if (label.size() > 3 && label.substr(label.size() - 4) == ".0 s") label = label.substr(0, label.size() - 4) + "s";
+    if (label.size() > 3 && label.substr(label.size() - 4) == ".0 s")
+      label = label.substr(0, label.size() - 4) + "s";
     axis.replace(i, label.size(), label);
   }
   out << std::string(name_w, ' ') << axis.substr(0, width + 6) << "\n";
   for (auto& a : r.actors) out << a << std::string(name_w - a.size(), ' ') << rows[a] << "\n";
   out << std::string(name_w, ' ') << "one column = " << format_time(col)
-      << "   # holds a lock  ~ works  - sleeps  w waits for the pool  . active  ! error/lost  P paused\n";
+      << "   # holds a lock  ~ works  - sleeps  w waits for the pool  . active  ! error/lost  P "
+         "paused\n";
   return out.str();
 }
 
 bool story_event(const TraceEvent& e) {
-  static const char* kinds[] = {"lock_acquired", "lock_busy",      "lock_released",     "lock_lost",
-                                "lock_gave_up",  "lock_extend_failed", "abandon",        "resource_accept",
-                                "resource_reject", "fault",        "watchdog_start",    "tx_committed",
-                                "tx_gave_up",    "tx_skipped",     "pool_timeout",      "read_timeout",
-                                "pubsub_disconnected", "pubsub_resubscribe", "subscribe_failed", "consume_error",
-                                "net_server_close", "net_buffer_lost",
-                                "note",          "narration",      "setup",             "lock_not_held",
-                                "server_command", "run_bound"};
+  static const char* kinds[] = {"lock_acquired",
+                                "lock_busy",
+                                "lock_released",
+                                "lock_lost",
+                                "lock_gave_up",
+                                "lock_extend_failed",
+                                "abandon",
+                                "resource_accept",
+                                "resource_reject",
+                                "fault",
+                                "watchdog_start",
+                                "tx_committed",
+                                "tx_gave_up",
+                                "tx_skipped",
+                                "pool_timeout",
+                                "read_timeout",
+                                "pubsub_disconnected",
+                                "pubsub_resubscribe",
+                                "subscribe_failed",
+                                "consume_error",
+                                "net_server_close",
+                                "net_buffer_lost",
+                                "note",
+                                "narration",
+                                "setup",
+                                "lock_not_held",
+                                "server_command",
+                                "run_bound"};
   for (const char* k : kinds)
     if (e.kind == k) return true;
   return false;
@@ -279,14 +311,16 @@ void print_text(const Scenario& sc, const RunResult& r, const std::string& lang)
   std::cout << "\nchecks\n";
   for (const auto& c : r.checks) {
     std::cout << "  " << (c.ok ? "ok    " : "FAILED") << "  " << c.name << ": " << c.summary;
-    if (c.expected) std::cout << (c.ok == *c.expected ? "   [as expected]" : "   [NOT AS EXPECTED]");
+    if (c.expected)
+      std::cout << (c.ok == *c.expected ? "   [as expected]" : "   [NOT AS EXPECTED]");
     std::cout << "\n";
-    for (size_t i = 1; i < c.violations.size() && i < 5; i++) std::cout << "          " << c.violations[i].text << "\n";
+    for (size_t i = 1; i < c.violations.size() && i < 5; i++)
+      std::cout << "          " << c.violations[i].text << "\n";
   }
   std::cout << "\n"
-            << (r.expectation_met ? "expectation met" : "expectation NOT met") << " (" << r.trace.size()
-            << " trace events, "
-            << format_time(r.end_us) << " of virtual time)\n";
+            << (r.expectation_met ? "expectation met" : "expectation NOT met") << " ("
+            << r.trace.size() << " trace events, " << format_time(r.end_us)
+            << " of virtual time)\n";
 }
 
 ojson checks_json(const RunResult& r) {
@@ -332,7 +366,9 @@ ojson run_json(const RunResult& r, const Common& c) {
   return j;
 }
 
-Scenario load(const Common& c) { return load_scenario_file(resolve_scenario(c.scenario)); }
+Scenario load(const Common& c) {
+  return load_scenario_file(resolve_scenario(c.scenario));
+}
 
 template <typename F>
 int guarded(F f) {
@@ -354,7 +390,8 @@ std::string scenarios_dir() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
+         dir = dir.parent_path()) {
       if (fs::is_directory(dir / "scenarios", ec) && fs::exists(dir / "CMakeLists.txt", ec))
         return (dir / "scenarios").string();
     }
@@ -368,12 +405,14 @@ std::string scenarios_dir() {
 
 std::string resolve_scenario(const std::string& name) {
   std::error_code ec;
-  if (name.find('/') != std::string::npos || (name.size() > 5 && name.substr(name.size() - 5) == ".json")) {
+  if (name.find('/') != std::string::npos ||
+      (name.size() > 5 && name.substr(name.size() - 5) == ".json")) {
     if (!fs::exists(name, ec)) throw UsageError{"scenario file " + name + ": no such file"};
     return name;
   }
   fs::path p = fs::path(scenarios_dir()) / (name + ".json");
-  if (!fs::exists(p, ec)) throw UsageError{"no scenario \"" + name + "\" in " + scenarios_dir() + " (see redlab list)"};
+  if (!fs::exists(p, ec))
+    throw UsageError{"no scenario \"" + name + "\" in " + scenarios_dir() + " (see redlab list)"};
   return p.string();
 }
 
@@ -382,9 +421,12 @@ int list_main(const std::vector<std::string>& args) {
     bool json = false;
     std::string lang = "en";
     for (size_t i = 0; i < args.size(); i++) {
-      if (args[i] == "--json") json = true;
-      else if (args[i] == "--lang" && i + 1 < args.size()) lang = args[++i];
-      else throw UsageError{"unknown argument '" + args[i] + "' for 'list'"};
+      if (args[i] == "--json")
+        json = true;
+      else if (args[i] == "--lang" && i + 1 < args.size())
+        lang = args[++i];
+      else
+        throw UsageError{"unknown argument '" + args[i] + "' for 'list'"};
     }
     std::vector<fs::path> files;
     std::error_code ec;
@@ -408,7 +450,8 @@ int list_main(const std::vector<std::string>& args) {
           out.push_back(j);
         } else {
           std::string id = sc.id;
-          std::cout << id << std::string(id.size() < 24 ? 24 - id.size() : 1, ' ') << sc.title.get(lang) << "\n";
+          std::cout << id << std::string(id.size() < 24 ? 24 - id.size() : 1, ' ')
+                    << sc.title.get(lang) << "\n";
         }
       } catch (const ScenarioError& e) {
         std::cerr << "redlab: " << e.what() << "\n";
@@ -422,10 +465,12 @@ int list_main(const std::vector<std::string>& args) {
 
 int run_main(const std::vector<std::string>& args) {
   return guarded([&] {
-    Common c = parse_common("run", args,
-                            "--seed --set --variant --backend --trace --chrome-trace --json --lang --script ");
+    Common c = parse_common(
+        "run", args,
+        "--seed --set --variant --backend --trace --chrome-trace --json --lang --script ");
     Scenario sc = load(c);
-    for (auto& [name, file] : c.script_files) c.run.scripts[name] = read_file(file, "--script");
+    for (auto& [name, file] : c.script_files)
+      c.run.scripts[name] = read_file(file, "--script " + name + "=");
     RunResult r = run_scenario(sc, c.run);
     if (!c.trace_file.empty()) write_file_atomically(c.trace_file, trace_to_json(r.trace));
     if (!c.chrome_file.empty()) write_file_atomically(c.chrome_file, chrome_trace_json(r.trace));
@@ -439,10 +484,12 @@ int run_main(const std::vector<std::string>& args) {
 
 int explore_main(const std::vector<std::string>& args) {
   return guarded([&] {
-    Common c = parse_common("explore", args, "--seeds --set --variant --backend --json --lang --script ");
+    Common c =
+        parse_common("explore", args, "--seeds --set --variant --backend --json --lang --script ");
     if (c.seeds == 0) c.seeds = 1000;
     Scenario sc = load(c);
-    for (auto& [name, file] : c.script_files) c.run.scripts[name] = read_file(file, "--script");
+    for (auto& [name, file] : c.script_files)
+      c.run.scripts[name] = read_file(file, "--script " + name + "=");
     // Validate the inputs once, on seed 1, so a bad flag is one clear error.
     RunResult first = run_scenario(sc, [&] {
       RunOptions o = c.run;
@@ -460,7 +507,8 @@ int explore_main(const std::vector<std::string>& args) {
     // Seeds are independent runs: split them over the cores, merge in seed order.
     unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
     std::vector<std::vector<std::pair<int64_t, RunResult>>> parts(threads);
-    std::vector<std::vector<std::tuple<int64_t, std::vector<bool>, std::vector<std::string>, bool>>> outs(threads);
+    std::vector<std::vector<std::tuple<int64_t, std::vector<bool>, std::vector<std::string>, bool>>>
+        outs(threads);
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; t++) {
       pool.emplace_back([&, t] {
@@ -481,7 +529,8 @@ int explore_main(const std::vector<std::string>& args) {
     for (auto& th : pool) th.join();
     std::vector<std::tuple<int64_t, std::vector<bool>, std::vector<std::string>, bool>> all;
     for (auto& o : outs) all.insert(all.end(), o.begin(), o.end());
-    std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    std::sort(all.begin(), all.end(),
+              [](auto& a, auto& b) { return std::get<0>(a) < std::get<0>(b); });
     for (auto& [seed, ok, summaries, met] : all) {
       for (size_t i = 0; i < ok.size() && i < tally.size(); i++)
         if (!ok[i]) {
@@ -536,14 +585,18 @@ int explore_main(const std::vector<std::string>& args) {
         if (tally[i].violated == 0) {
           std::cout << "held in every seed\n";
         } else {
-          std::cout << "violated in " << tally[i].violated << " of " << c.seeds << " seeds; smallest: seed "
-                    << tally[i].first_seed << "\n      " << tally[i].first_summary << "\n      replay: "
-                    << replay(tally[i].first_seed) << "\n";
+          std::cout << "violated in " << tally[i].violated << " of " << c.seeds
+                    << " seeds; smallest: seed " << tally[i].first_seed << "\n      "
+                    << tally[i].first_summary << "\n      replay: " << replay(tally[i].first_seed)
+                    << "\n";
         }
       }
-      if (unmet) std::cout << "  expectation not met in " << unmet << " seeds (first: " << first_unmet << ")\n";
+      if (unmet)
+        std::cout << "  expectation not met in " << unmet << " seeds (first: " << first_unmet
+                  << ")\n";
       char rate[64];
-      std::snprintf(rate, sizeof rate, "%.2f s (%.0f runs/s)", secs, double(c.seeds) / std::max(secs, 1e-9));
+      std::snprintf(rate, sizeof rate, "%.2f s (%.0f runs/s)", secs,
+                    double(c.seeds) / std::max(secs, 1e-9));
       std::cout << c.seeds << " runs in " << rate << " on " << threads << " threads\n";
     }
     return 0;
@@ -552,7 +605,8 @@ int explore_main(const std::vector<std::string>& args) {
 
 int check_main(const std::vector<std::string>& args) {
   return guarded([&] {
-    Common c = parse_common("check", args, "--script --variant --set --seeds --backend --json --lang ");
+    Common c =
+        parse_common("check", args, "--script --variant --set --seeds --backend --json --lang ");
     Scenario sc = load(c);
     if (!sc.exercise) throw UsageError{sc.id + " has no exercise to check"};
     const Exercise& ex = *sc.exercise;
@@ -562,13 +616,17 @@ int check_main(const std::vector<std::string>& args) {
     for (auto& [k, v] : ex.set)
       if (!base.set.count(k)) base.set[k] = v;
     for (auto& [name, file] : c.script_files) {
-      if (!sc.script(name)) throw UsageError{"--script " + name + ": " + sc.id + " has no script \"" + name + "\""};
-      base.scripts[name] = read_file(file, "--script");
+      if (!sc.script(name))
+        throw UsageError{"--script " + name + ": " + sc.id + " has no script \"" + name + "\""};
+      base.scripts[name] = read_file(file, "--script " + name + "=");
     }
     int64_t seeds = c.seeds ? c.seeds : ex.seeds;
-    if (c.script_files.empty() && !c.json)
-      std::cout << "(no --script " << ex.script << "=FILE.lua given: grading the scenario's own " << ex.script
-                << " script)\n";
+    // Said with the verdict, after every input was validated (bad input prints nothing).
+    auto own_script_note = [&] {
+      if (c.script_files.empty() && !c.json)
+        std::cout << "(no --script " << ex.script << "=FILE.lua given: graded the scenario's own "
+                  << ex.script << " script)\n";
+    };
     for (int64_t seed = 1; seed <= seeds; seed++) {
       RunOptions o = base;
       o.seed = uint64_t(seed);
@@ -576,6 +634,7 @@ int check_main(const std::vector<std::string>& args) {
       for (auto& [name, want] : ex.expect) {
         for (auto& ch : r.checks) {
           if (ch.name != name || ch.ok == want) continue;
+          own_script_note();
           if (c.json) {
             ojson j;
             j["scenario"] = sc.id;
@@ -586,8 +645,9 @@ int check_main(const std::vector<std::string>& args) {
             std::cout << j.dump(2) << "\n";
           } else {
             std::cout << "FAIL " << sc.id << ": seed " << seed << ": " << name << " should "
-                      << (want ? "hold" : "be violated") << " but " << (ch.ok ? "holds" : "is violated") << ": "
-                      << ch.summary << "\n  replay: redlab run " << sc.id << " --seed " << seed;
+                      << (want ? "hold" : "be violated") << " but "
+                      << (ch.ok ? "holds" : "is violated") << ": " << ch.summary
+                      << "\n  replay: redlab run " << sc.id << " --seed " << seed;
             for (auto& [k, v] : o.variant) std::cout << " --variant " << k << "=" << v;
             for (auto& [k, v] : o.set) std::cout << " --set " << k << "=" << v;
             for (auto& [k, f] : c.script_files) std::cout << " --script " << k << "=" << f;
@@ -597,6 +657,7 @@ int check_main(const std::vector<std::string>& args) {
         }
       }
     }
+    own_script_note();
     if (c.json) {
       ojson j;
       j["scenario"] = sc.id;

@@ -343,7 +343,8 @@ void Network::eof_to_client(ConnId conn, TimeUs at_us) {
     Conn& c = conns_.at(conn);
     if (!c.client_open || !c.callbacks.on_closed) return;
     if (!c.held.empty())
-      trace_net("net_buffer_lost", conn, std::to_string(c.held.size()) + " unread replies dropped with the connection");
+      trace_net("net_buffer_lost", conn,
+                std::to_string(c.held.size()) + " unread replies dropped with the connection");
     c.held.clear();
     auto cb = c.callbacks.on_closed;
     cb();
@@ -360,7 +361,8 @@ void Network::server_command(std::string_view server, Argv argv) {
   ServerPort& port = it->second;
   TimeUs now = scheduler_.now_us();
   port.server->advance(now);
-  if (port.admin == 0 || !port.server->connected(port.admin)) port.admin = port.server->connect(now);
+  if (port.admin == 0 || !port.server->connected(port.admin))
+    port.admin = port.server->connect(now);
   if (trace_) {
     std::string line;
     for (const std::string& a : argv) {

@@ -47,9 +47,12 @@ CheckResult mutual_exclusion(const CheckArgs& args, const Facts& f) {
       if (b.lock != a.lock || b.actor == a.actor) continue;
       TimeUs from = std::max(a.from_us, b.from_us), to = std::min(a.to_us, b.to_us);
       if (to <= from) continue;
-      r.violations.push_back(Violation{from, to, {a.actor, b.actor},
-                                       a.actor + " and " + b.actor + " held " + a.lock + " together from " +
-                                           format_time(from) + " to " + format_time(to)});
+      r.violations.push_back(Violation{from,
+                                       to,
+                                       {a.actor, b.actor},
+                                       a.actor + " and " + b.actor + " held " + a.lock +
+                                           " together from " + format_time(from) + " to " +
+                                           format_time(to)});
     }
   }
   std::sort(r.violations.begin(), r.violations.end(),
@@ -71,12 +74,15 @@ CheckResult no_foreign_unlock(const CheckArgs& args, const Facts& f) {
       if (acq.lock == rel.lock && acq.at_us <= rel.at_us) owner = &acq;
     if (!owner || owner->actor == rel.actor) continue;
     std::string how = rel.method == "del" ? "DEL" : "release script";
-    r.violations.push_back(Violation{rel.at_us, rel.at_us, {rel.actor, owner->actor},
-                                     rel.actor + "'s " + how + " at " + format_time(rel.at_us) + " removed " +
-                                         rel.lock + ", which " + owner->actor + " had held since " +
-                                         format_time(owner->at_us)});
+    r.violations.push_back(Violation{rel.at_us,
+                                     rel.at_us,
+                                     {rel.actor, owner->actor},
+                                     rel.actor + "'s " + how + " at " + format_time(rel.at_us) +
+                                         " removed " + rel.lock + ", which " + owner->actor +
+                                         " had held since " + format_time(owner->at_us)});
   }
-  finish(r, "every release removed only the releaser's own lock (" + std::to_string(n) + " releases)");
+  finish(r,
+         "every release removed only the releaser's own lock (" + std::to_string(n) + " releases)");
   return r;
 }
 
@@ -88,10 +94,13 @@ CheckResult no_stale_write(const CheckArgs& args, const Facts& f) {
     if (!only.empty() && w.resource != only) continue;
     (w.accepted ? accepted : rejected)++;
     if (w.accepted && w.fence < w.highest_before)
-      r.violations.push_back(Violation{w.at_us, w.at_us, {w.actor},
-                                       w.resource + " accepted " + w.actor + "'s write with fence " +
-                                           std::to_string(w.fence) + " at " + format_time(w.at_us) +
-                                           " after it had seen fence " + std::to_string(w.highest_before)});
+      r.violations.push_back(
+          Violation{w.at_us,
+                    w.at_us,
+                    {w.actor},
+                    w.resource + " accepted " + w.actor + "'s write with fence " +
+                        std::to_string(w.fence) + " at " + format_time(w.at_us) +
+                        " after it had seen fence " + std::to_string(w.highest_before)});
   }
   finish(r, "no write with an old fence was accepted (" + std::to_string(accepted) + " accepted, " +
                 std::to_string(rejected) + " rejected)");
@@ -114,19 +123,21 @@ CheckResult no_forged_fence(const CheckArgs& args, const Facts& f) {
       const auto& v = f.writes[j];
       if (v.resource == w.resource && !v.accepted && issued.count(v.fence)) {
         lost++;
-        if (std::find(victims.begin(), victims.end(), v.actor) == victims.end()) victims.push_back(v.actor);
+        if (std::find(victims.begin(), victims.end(), v.actor) == victims.end())
+          victims.push_back(v.actor);
       }
     }
-    std::string text = w.resource + " accepted " + w.actor + "'s fence " + std::to_string(w.fence) + " at " +
-                       format_time(w.at_us) + ", a fence no lock ever handed out";
+    std::string text = w.resource + " accepted " + w.actor + "'s fence " + std::to_string(w.fence) +
+                       " at " + format_time(w.at_us) + ", a fence no lock ever handed out";
     if (lost > 0)
-      text += "; it then rejected " + std::to_string(lost) + " genuine write" + (lost > 1 ? "s" : "") +
-              " by " + names(victims);
+      text += "; it then rejected " + std::to_string(lost) + " genuine write" +
+              (lost > 1 ? "s" : "") + " by " + names(victims);
     std::vector<std::string> who{w.actor};
     who.insert(who.end(), victims.begin(), victims.end());
     r.violations.push_back(Violation{w.at_us, w.at_us, who, text});
   }
-  finish(r, "every accepted fence came from the lock (" + std::to_string(issued.size()) + " handed out)");
+  finish(r, "every accepted fence came from the lock (" + std::to_string(issued.size()) +
+                " handed out)");
   return r;
 }
 
@@ -176,15 +187,16 @@ CheckResult no_lost_messages(const CheckArgs& args, const Facts& f) {
     }
     if (lost.empty()) continue;
     std::string who = l.stream ? "group " + l.group : l.actor;
-    std::string text = who + " missed " + std::to_string(lost.size()) + " message" + (lost.size() > 1 ? "s" : "") +
-                       " on " + l.channel + ", published from " + format_time(first) + " to " + format_time(last) +
-                       ": " + message_list(lost);
+    std::string text = who + " missed " + std::to_string(lost.size()) + " message" +
+                       (lost.size() > 1 ? "s" : "") + " on " + l.channel + ", published from " +
+                       format_time(first) + " to " + format_time(last) + ": " + message_list(lost);
     if (zero_receivers > 0)
-      text += " (PUBLISH returned 0 for " + std::to_string(zero_receivers) + " of them: nobody was subscribed)";
+      text += " (PUBLISH returned 0 for " + std::to_string(zero_receivers) +
+              " of them: nobody was subscribed)";
     r.violations.push_back(Violation{first, last, {l.actor}, text});
   }
-  finish(r, "every message arrived (" + std::to_string(delivered_total) + " of " + std::to_string(expected_total) +
-                ")");
+  finish(r, "every message arrived (" + std::to_string(delivered_total) + " of " +
+                std::to_string(expected_total) + ")");
   return r;
 }
 
@@ -201,9 +213,12 @@ CheckResult count_events(const Trace& trace, const std::string& kind, const std:
   }
   for (const auto& actor : order) {
     auto [n, first] = by_actor[actor];
-    r.violations.push_back(Violation{first, first, {actor},
-                                     actor + " hit " + std::to_string(n) + " " + what + (n > 1 ? "s" : "") +
-                                         " (the first at " + format_time(first) + ")"});
+    r.violations.push_back(Violation{first,
+                                     first,
+                                     {actor},
+                                     actor + " hit " + std::to_string(n) + " " + what +
+                                         (n > 1 ? "s" : "") + " (the first at " +
+                                         format_time(first) + ")"});
   }
   finish(r, ok_text);
   return r;
@@ -220,13 +235,14 @@ CheckResult no_oversell(const CheckArgs& args, const Facts& f) {
     if (rec.name != name) continue;
     sold++;
     if (sold == stock + 1) first_over = rec.at_us;
-    if (sold > stock && std::find(over.begin(), over.end(), rec.actor) == over.end()) over.push_back(rec.actor);
+    if (sold > stock && std::find(over.begin(), over.end(), rec.actor) == over.end())
+      over.push_back(rec.actor);
   }
   if (sold > stock)
-    r.violations.push_back(Violation{first_over, first_over, over,
-                                     std::to_string(sold) + " sold from a stock of " + std::to_string(stock) + ": " +
-                                         std::to_string(sold - stock) + " oversold, the first at " +
-                                         format_time(first_over)});
+    r.violations.push_back(Violation{
+        first_over, first_over, over,
+        std::to_string(sold) + " sold from a stock of " + std::to_string(stock) + ": " +
+            std::to_string(sold - stock) + " oversold, the first at " + format_time(first_over)});
   finish(r, std::to_string(sold) + " sold from a stock of " + std::to_string(stock));
   return r;
 }
@@ -244,12 +260,15 @@ CheckResult retries_bounded(const CheckArgs& args, const Facts& f) {
     if (a.attempts > bound) over.push_back(&a);
   }
   // The worst first; ties in actor order (stable).
-  std::stable_sort(over.begin(), over.end(),
-                   [](const Facts::Attempts* x, const Facts::Attempts* y) { return x->attempts > y->attempts; });
+  std::stable_sort(
+      over.begin(), over.end(),
+      [](const Facts::Attempts* x, const Facts::Attempts* y) { return x->attempts > y->attempts; });
   for (const Facts::Attempts* a : over)
-    r.violations.push_back(Violation{0, 0, {a->actor},
-                                     a->actor + " took " + std::to_string(a->attempts) + " attempts (bound " +
-                                         std::to_string(bound) + ")"});
+    r.violations.push_back(Violation{0,
+                                     0,
+                                     {a->actor},
+                                     a->actor + " took " + std::to_string(a->attempts) +
+                                         " attempts (bound " + std::to_string(bound) + ")"});
   if (f.attempts.empty()) {
     finish(r, "no WATCH transactions, so nothing to retry");
     return r;
@@ -257,7 +276,9 @@ CheckResult retries_bounded(const CheckArgs& args, const Facts& f) {
   std::string totals = std::to_string(total) + " attempts by " + std::to_string(f.attempts.size()) +
                        " transactions, " + std::to_string(aborted) + " EXECs aborted";
   if (gave_up > 0) totals += ", " + std::to_string(gave_up) + " gave up";
-  finish(r, "at most " + std::to_string(most) + " attempts each (bound " + std::to_string(bound) + "); " + totals,
+  finish(r,
+         "at most " + std::to_string(most) + " attempts each (bound " + std::to_string(bound) +
+             "); " + totals,
          totals);
   return r;
 }
@@ -267,17 +288,26 @@ CheckResult retries_bounded(const CheckArgs& args, const Facts& f) {
 CheckResult run_check(const std::string& check, const CheckArgs& args, const Facts& facts,
                       const Trace& trace) {
   CheckResult r;
-  if (check == "mutual_exclusion") r = mutual_exclusion(args, facts);
-  else if (check == "no_foreign_unlock") r = no_foreign_unlock(args, facts);
-  else if (check == "no_stale_write") r = no_stale_write(args, facts);
-  else if (check == "no_forged_fence") r = no_forged_fence(args, facts);
-  else if (check == "no_lost_messages") r = no_lost_messages(args, facts);
+  if (check == "mutual_exclusion")
+    r = mutual_exclusion(args, facts);
+  else if (check == "no_foreign_unlock")
+    r = no_foreign_unlock(args, facts);
+  else if (check == "no_stale_write")
+    r = no_stale_write(args, facts);
+  else if (check == "no_forged_fence")
+    r = no_forged_fence(args, facts);
+  else if (check == "no_lost_messages")
+    r = no_lost_messages(args, facts);
   else if (check == "no_pool_timeouts")
-    r = count_events(trace, "pool_timeout", "pool timeout", "no call waited in vain for a pooled connection");
+    r = count_events(trace, "pool_timeout", "pool timeout",
+                     "no call waited in vain for a pooled connection");
   else if (check == "no_read_timeouts")
-    r = count_events(trace, "read_timeout", "read timeout", "every reply came within its read timeout");
-  else if (check == "no_oversell") r = no_oversell(args, facts);
-  else if (check == "retries_bounded") r = retries_bounded(args, facts);
+    r = count_events(trace, "read_timeout", "read timeout",
+                     "every reply came within its read timeout");
+  else if (check == "no_oversell")
+    r = no_oversell(args, facts);
+  else if (check == "retries_bounded")
+    r = retries_bounded(args, facts);
   r.check = check;
   return r;
 }

@@ -107,7 +107,7 @@ class Engine {
     for (auto& a : actors_) start_actor(*a);
     schedule_faults();
     schedule_narration();
-    TimeUs end = ms_to_us(dur_ms(sc_.duration_ms, nullptr, Where{{}, "duration_ms"}));
+    TimeUs end = ms_to_us(dur_ms(sc_.duration_ms, nullptr, sc_.duration_where));
     auto r = scheduler_.run_until(end, opt_.events_max);
     result_.events = r.events_run;
     result_.bound_hit = r.bound_hit;
@@ -130,8 +130,8 @@ class Engine {
   // Inputs and values
   // ---------------------------------------------------------------------------------
   [[noreturn]] void fail(const Where& w, const std::string& message) const {
-    std::string where = sc_.file + ":" + std::to_string(w.pos.line) + ":" +
-                        std::to_string(w.pos.column) + ": ";
+    std::string where =
+        sc_.file + ":" + std::to_string(w.pos.line) + ":" + std::to_string(w.pos.column) + ": ";
     if (!w.path.empty()) where += w.path + ": ";
     throw ScenarioError(where + message);
   }
@@ -158,15 +158,17 @@ class Engine {
         std::string list;
         for (auto& x : sc_.params) list += (list.empty() ? "" : ", ") + x.name;
         throw ScenarioError("--set " + k + "=" + std::to_string(v) + ": " + sc_.id +
-                            " has no parameter \"" + k + "\" (it has: " +
-                            (list.empty() ? "none" : list) + ")");
+                            " has no parameter \"" + k +
+                            "\" (it has: " + (list.empty() ? "none" : list) + ")");
       }
       if (v < p->min || v > p->max)
-        throw ScenarioError("--set " + k + "=" + std::to_string(v) + ": outside " + k + "'s range [" +
-                            std::to_string(p->min) + ", " + std::to_string(p->max) + "]");
+        throw ScenarioError("--set " + k + "=" + std::to_string(v) + ": outside " + k +
+                            "'s range [" + std::to_string(p->min) + ", " + std::to_string(p->max) +
+                            "]");
     }
     for (auto& [k, v] : opt_.scripts)
-      if (!sc_.script(k)) throw ScenarioError("--script " + k + ": " + sc_.id + " has no script \"" + k + "\"");
+      if (!sc_.script(k))
+        throw ScenarioError("--script " + k + ": " + sc_.id + " has no script \"" + k + "\"");
     for (const Variant& v : sc_.variants) {
       auto it = opt_.variant.find(v.name);
       result_.variant[v.name] = it == opt_.variant.end() ? v.def : it->second;
@@ -183,7 +185,8 @@ class Engine {
       if (auto it = a->vars.find(n); it != a->vars.end()) return it->second;
     }
     if (n == "seed") return std::to_string(opt_.seed);
-    if (auto it = result_.params.find(n); it != result_.params.end()) return std::to_string(it->second);
+    if (auto it = result_.params.find(n); it != result_.params.end())
+      return std::to_string(it->second);
     if (auto it = result_.variant.find(n); it != result_.variant.end()) return it->second;
     return std::nullopt;
   }
@@ -199,8 +202,10 @@ class Engine {
   }
   int64_t dur_ms(const Expr& e, const ActorRt* a, const Where& w) const {
     int64_t v = num(e, a, w);
-    if (v < 0) fail(w, "\"" + e.source() + "\" is " + std::to_string(v) + ": a duration cannot be negative");
-    if (v > 1000LL * 1000 * 1000) fail(w, "\"" + e.source() + "\" is longer than a million seconds");
+    if (v < 0)
+      fail(w, "\"" + e.source() + "\" is " + std::to_string(v) + ": a duration cannot be negative");
+    if (v > 1000LL * 1000 * 1000)
+      fail(w, "\"" + e.source() + "\" is longer than a million seconds");
     return v;
   }
   std::string str(const Template& t, const ActorRt* a, const Where& w) const {
@@ -217,12 +222,15 @@ class Engine {
       fail(w, "\"" + c.source() + "\": " + err.message);
     }
   }
-  Where field(const Step& s, const char* key) const { return Where{s.where.pos, s.where.path + "." + key}; }
+  Where field(const Step& s, const char* key) const {
+    return Where{s.where.pos, s.where.path + "." + key};
+  }
   int64_t step_ms(ActorRt& a, const Step& s, const char* key, int64_t def) const {
     const Expr* e = s.n(key);
     return e ? dur_ms(*e, &a, field(s, key)) : def;
   }
-  std::string step_str(ActorRt& a, const Step& s, const char* key, const std::string& def = {}) const {
+  std::string step_str(ActorRt& a, const Step& s, const char* key,
+                       const std::string& def = {}) const {
     const Template* t = s.t(key);
     return t ? str(*t, &a, field(s, key)) : def;
   }
@@ -230,7 +238,9 @@ class Engine {
     std::vector<std::string> out;
     if (const auto* l = s.l(key))
       for (size_t i = 0; i < l->size(); i++)
-        out.push_back(str((*l)[i], &a, Where{s.where.pos, s.where.path + "." + key + "[" + std::to_string(i) + "]"}));
+        out.push_back(
+            str((*l)[i], &a,
+                Where{s.where.pos, s.where.path + "." + key + "[" + std::to_string(i) + "]"}));
     return out;
   }
   std::vector<std::string> command(const Step& s, const std::string& line, const char* key) const {
@@ -251,7 +261,8 @@ class Engine {
     for (auto& [k, v] : opt_.scripts) trace_.set_meta("script." + k, "replaced");
 
     Prng root(opt_.seed);
-    network_ = std::make_unique<net::Network>(scheduler_, root.derive(fnv1a("network")).next_u64(), &trace_);
+    network_ = std::make_unique<net::Network>(scheduler_, root.derive(fnv1a("network")).next_u64(),
+                                              &trace_);
     network_->set_default_link(net::LinkConfig{sc_.latency_us, sc_.jitter_us});
     for (const ServerDef& def : sc_.servers) {
       fake::ServerOptions so;
@@ -259,12 +270,16 @@ class Engine {
       auto server = std::make_unique<fake::Server>(so);
       fake::ClientId admin = server->connect(0);
       for (size_t i = 0; i < def.config.size(); i++) {
-        Where w{{}, "servers." + def.name + ".config." + def.config[i].first};
+        Where w{i < def.config_pos.size() ? def.config_pos[i] : def.where.pos,
+                "servers." + def.name + ".config." + def.config[i].first};
         std::string value = str(def.config[i].second, nullptr, w);
         Reply r = server->call(admin, {"CONFIG", "SET", def.config[i].first, value});
-        if (r.is_error()) fail(w, "the server refuses CONFIG SET " + def.config[i].first + " \"" + value + "\": " + r.str);
+        if (r.is_error())
+          fail(w, "the server refuses CONFIG SET " + def.config[i].first + " \"" + value +
+                      "\": " + r.str);
       }
-      TimeUs offset = ms_to_us(num(def.clock_offset_ms, nullptr, Where{{}, "servers." + def.name + ".clock_offset_ms"}));
+      TimeUs offset = ms_to_us(num(def.clock_offset_ms, nullptr,
+                                   Where{def.where.pos, def.where.path + ".clock_offset_ms"}));
       admins_[def.name] = admin;
       network_->add_server(def.name, server.get(), offset);
       servers_[def.name] = std::move(server);
@@ -275,16 +290,18 @@ class Engine {
       auto argv = split_args(line);
       if (!argv || argv->empty()) fail(s.where, "\"" + line + "\" is not a command line");
       Reply r = servers_[s.server]->call(admins_[s.server], *argv);
-      trace_.append(TraceEvent{0, "setup", s.server, -1, -1, -1, line + " -> " + format_short(r, 60)});
+      trace_.append(
+          TraceEvent{0, "setup", s.server, -1, -1, -1, line + " -> " + format_short(r, 60)});
       if (r.is_error()) fail(s.where, "setup command \"" + line + "\" failed: " + r.str);
     }
     for (const ScriptDef& def : sc_.scripts) {
       auto it = opt_.scripts.find(def.name);
-      scripts_.emplace(def.name, client::Script(it == opt_.scripts.end() ? def.source : it->second));
+      scripts_.emplace(def.name,
+                       client::Script(it == opt_.scripts.end() ? def.source : it->second));
     }
     for (const ResourceDef& r : sc_.resources) {
       Resource res;
-      res.check = test(r.check_fence, nullptr, Where{{}, "resources." + r.name + ".check_fence"});
+      res.check = test(r.check_fence, nullptr, Where{r.where.pos, r.where.path + ".check_fence"});
       resources_[r.name] = res;
       trace_.set_meta("resource." + r.name, res.check ? "checks fences" : "does not check fences");
     }
@@ -299,7 +316,8 @@ class Engine {
     for (const ActorDef& def : sc_.actors) {
       if (def.when && !test(*def.when, nullptr, def.where)) continue;
       int64_t count = num(def.count, nullptr, Where{def.where.pos, def.where.path + ".count"});
-      if (count < 1 || count > 1000) fail(Where{def.where.pos, def.where.path + ".count"}, "count must be 1 to 1000");
+      if (count < 1 || count > 1000)
+        fail(Where{def.where.pos, def.where.path + ".count"}, "count must be 1 to 1000");
       for (int64_t i = 1; i <= count; i++) {
         auto a = std::make_unique<ActorRt>();
         a->name = count == 1 ? def.name : def.name + std::to_string(i);
@@ -332,7 +350,8 @@ class Engine {
     std::unique_ptr<net::Process> process;
     std::unique_ptr<client::Client> client;
   };
-  std::unique_ptr<ClientRt> make_client(const ClientDef& cd, const std::string& host, const Prng& root) {
+  std::unique_ptr<ClientRt> make_client(const ClientDef& cd, const std::string& host,
+                                        const Prng& root) {
     Where w = cd.where;
     const ClientOptionsDef& o = cd.options;
     auto numv = [&](const char* k) -> std::optional<int64_t> {
@@ -342,8 +361,8 @@ class Engine {
     };
     int64_t procs = numv("gomaxprocs").value_or(1);
     if (procs < 1) fail(w, "gomaxprocs must be at least 1");
-    client::Options opts =
-        o.profile == "v9.22" ? client::Options::go_redis_v9_22(procs) : client::Options::go_redis_v9(procs);
+    client::Options opts = o.profile == "v9.22" ? client::Options::go_redis_v9_22(procs)
+                                                : client::Options::go_redis_v9(procs);
     if (auto v = numv("read_timeout_ms")) {
       opts.read_timeout_us = ms_to_us(*v);
       opts.derive_from_read_timeout();
@@ -368,11 +387,11 @@ class Engine {
     rt->process = std::make_unique<net::Process>(scheduler_, host);
     rt->client = std::make_unique<client::Client>(*rt->process, *network_, cd.server, opts, &trace_,
                                                   root.derive(fnv1a("client:" + host)).next_u64());
-    trace_.set_meta("client." + host,
-                    cd.name + " profile=" + opts.profile + " pool_size=" + std::to_string(opts.pool_size) +
-                        " pool_timeout=" + format_time(opts.pool_timeout_us) +
-                        " read_timeout=" + format_time(opts.read_timeout_us) +
-                        " max_retries=" + std::to_string(opts.max_retries));
+    trace_.set_meta("client." + host, cd.name + " profile=" + opts.profile +
+                                          " pool_size=" + std::to_string(opts.pool_size) +
+                                          " pool_timeout=" + format_time(opts.pool_timeout_us) +
+                                          " read_timeout=" + format_time(opts.read_timeout_us) +
+                                          " max_retries=" + std::to_string(opts.max_retries));
     return rt;
   }
 
@@ -388,7 +407,8 @@ class Engine {
 
   void emit(ActorRt& a, std::string kind, int64_t step, std::string text, int64_t attempt = -1,
             int64_t conn = -1) {
-    trace_.append(TraceEvent{scheduler_.now_us(), std::move(kind), a.name, conn, step, attempt, std::move(text)});
+    trace_.append(TraceEvent{scheduler_.now_us(), std::move(kind), a.name, conn, step, attempt,
+                             std::move(text)});
   }
   Context ctx(ActorRt& a, const Step& s, TimeUs deadline_us = kTimeNeverUs) const {
     return Context{deadline_us, step_ids_.at(&s), a.name};
@@ -422,7 +442,8 @@ class Engine {
   void start_actor(ActorRt& a) {
     const ActorDef& d = *a.def;
     TimeUs start = ms_to_us(dur_ms(d.start_ms, &a, Where{d.where.pos, d.where.path + ".start_ms"}));
-    int64_t jitter = dur_ms(d.start_jitter_ms, &a, Where{d.where.pos, d.where.path + ".start_jitter_ms"});
+    int64_t jitter =
+        dur_ms(d.start_jitter_ms, &a, Where{d.where.pos, d.where.path + ".start_jitter_ms"});
     if (jitter > 0) start += ms_to_us(a.prng.range_inclusive(0, jitter));
     ActorRt* p = &a;
     scheduler_.schedule_at(start, [this, p] {
@@ -536,13 +557,14 @@ class Engine {
       argv = step_list(a, s, "args");
     if (argv.empty()) fail(s.where, "an empty command");
     TimeUs deadline = kTimeNeverUs;
-    if (s.n("deadline_ms")) deadline = scheduler_.now_us() + ms_to_us(step_ms(a, s, "deadline_ms", 0));
+    if (s.n("deadline_ms"))
+      deadline = scheduler_.now_us() + ms_to_us(step_ms(a, s, "deadline_ms", 0));
     ActorRt* p = &a;
     a.client->do_command(ctx(a, s, deadline), argv, guard1<Result>(a, [this, p, &s, k](Result r) {
-      save(*p, s, reply_text(r));
-      record(*p, s, succeeded(r));
-      k();
-    }));
+                           save(*p, s, reply_text(r));
+                           record(*p, s, succeeded(r));
+                           k();
+                         }));
   }
 
   void do_pipeline(ActorRt& a, const Step& s, K k) {
@@ -551,7 +573,8 @@ class Engine {
     for (auto& line : lines) cmds.push_back(command(s, line, "cmds"));
     ActorRt* p = &a;
     auto done = guard1<client::PipelineResult>(a, [this, p, &s, k](client::PipelineResult r) {
-      std::string text = r.error.ok() ? (r.results.empty() ? "" : reply_text(r.results.back())) : r.error.text;
+      std::string text =
+          r.error.ok() ? (r.results.empty() ? "" : reply_text(r.results.back())) : r.error.text;
       save(*p, s, text);
       record(*p, s, r.error.ok());
       k();
@@ -600,60 +623,68 @@ class Engine {
     std::string token = a.vars["token"];
     bool fenced = s.op == "fenced_acquire";
     ActorRt* p = &a;
-    auto on_result = guard1<Result>(a, [this, p, &s, tries, k, lock, token, ttl, retry, wait, fenced](Result r) {
-      ActorRt& a2 = *p;
-      bool got = false;
-      int64_t fence = 0;
-      if (r.ok()) {
-        if (fenced) {
-          got = r.reply.kind == Reply::Kind::Integer && r.reply.integer > 0;
-          fence = r.reply.integer;
-        } else {
-          got = r.reply.kind == Reply::Kind::Status && r.reply.str == "OK";
-        }
-      }
-      if (got) {
-        TimeUs now = scheduler_.now_us();
-        LockRt l;
-        l.token = token;
-        l.ttl_us = ms_to_us(ttl);
-        l.hold = facts_.holds.size();
-        facts_.holds.push_back(Facts::Hold{lock, a2.name, token, now, now, ""});
-        facts_.acquires.push_back(Facts::Acquire{lock, a2.name, token, now});
-        end_hold(a2, lock, "reacquired");
-        a2.locks[lock] = l;
-        std::string text = lock + " token=" + token + " ttl=" + std::to_string(ttl) + " ms";
-        if (fenced) {
-          a2.vars["fence"] = std::to_string(fence);
-          facts_.issued_fences[lock].push_back(fence);
-          text += " fence=" + std::to_string(fence);
-        }
-        emit(a2, "lock_acquired", sid(s), text, tries);
-        save(a2, s, fenced ? std::to_string(fence) : "1");
-        return k();
-      }
-      if (tries == 0) emit(a2, "lock_busy", sid(s), lock + (r.ok() ? " is held by someone else" : ": " + r.error.text), tries);
-      TimeUs started = std::stoll(a2.vars["acquire_started_us"]);
-      if (wait >= 0 && scheduler_.now_us() + ms_to_us(retry) > started + ms_to_us(wait)) {
-        emit(a2, "lock_gave_up", sid(s), lock + " after " + std::to_string(tries + 1) + " tries", tries);
-        save(a2, s, "0");
-        return k();
-      }
-      after(a2, ms_to_us(retry), [this, p, &s, tries, k] { do_acquire(*p, s, tries + 1, k); });
-    });
+    auto on_result =
+        guard1<Result>(a, [this, p, &s, tries, k, lock, token, ttl, retry, wait, fenced](Result r) {
+          ActorRt& a2 = *p;
+          bool got = false;
+          int64_t fence = 0;
+          if (r.ok()) {
+            if (fenced) {
+              got = r.reply.kind == Reply::Kind::Integer && r.reply.integer > 0;
+              fence = r.reply.integer;
+            } else {
+              got = r.reply.kind == Reply::Kind::Status && r.reply.str == "OK";
+            }
+          }
+          if (got) {
+            TimeUs now = scheduler_.now_us();
+            LockRt l;
+            l.token = token;
+            l.ttl_us = ms_to_us(ttl);
+            l.hold = facts_.holds.size();
+            facts_.holds.push_back(Facts::Hold{lock, a2.name, token, now, now, ""});
+            facts_.acquires.push_back(Facts::Acquire{lock, a2.name, token, now});
+            end_hold(a2, lock, "reacquired");
+            a2.locks[lock] = l;
+            std::string text = lock + " token=" + token + " ttl=" + std::to_string(ttl) + " ms";
+            if (fenced) {
+              a2.vars["fence"] = std::to_string(fence);
+              facts_.issued_fences[lock].push_back(fence);
+              text += " fence=" + std::to_string(fence);
+            }
+            emit(a2, "lock_acquired", sid(s), text, tries);
+            save(a2, s, fenced ? std::to_string(fence) : "1");
+            return k();
+          }
+          if (tries == 0)
+            emit(a2, "lock_busy", sid(s),
+                 lock + (r.ok() ? " is held by someone else" : ": " + r.error.text), tries);
+          TimeUs started = std::stoll(a2.vars["acquire_started_us"]);
+          if (wait >= 0 && scheduler_.now_us() + ms_to_us(retry) > started + ms_to_us(wait)) {
+            emit(a2, "lock_gave_up", sid(s),
+                 lock + " after " + std::to_string(tries + 1) + " tries", tries);
+            save(a2, s, "0");
+            return k();
+          }
+          after(a2, ms_to_us(retry), [this, p, &s, tries, k] { do_acquire(*p, s, tries + 1, k); });
+        });
     if (fenced) {
       std::string fence_key = step_str(a, s, "fence_key");
-      const client::Script& script = scripts_.at(s.nm("script").empty() ? "fenced_acquire" : s.nm("script"));
-      a.client->run_script(ctx(a, s), script, {lock, fence_key}, {token, std::to_string(ttl)}, on_result);
+      const client::Script& script =
+          scripts_.at(s.nm("script").empty() ? "fenced_acquire" : s.nm("script"));
+      a.client->run_script(ctx(a, s), script, {lock, fence_key}, {token, std::to_string(ttl)},
+                           on_result);
     } else {
-      a.client->do_command(ctx(a, s), {"SET", lock, token, "NX", "PX", std::to_string(ttl)}, on_result);
+      a.client->do_command(ctx(a, s), {"SET", lock, token, "NX", "PX", std::to_string(ttl)},
+                           on_result);
     }
   }
 
   void do_release(ActorRt& a, const Step& s, K k) {
     std::string lock = step_str(a, s, "lock");
     std::string method = step_str(a, s, "method", "del");
-    if (method != "del" && method != "lua") fail(field(s, "method"), "\"" + method + "\": expected del or lua");
+    if (method != "del" && method != "lua")
+      fail(field(s, "method"), "\"" + method + "\": expected del or lua");
     auto it = a.locks.find(lock);
     if (it == a.locks.end()) {
       emit(a, "lock_not_held", sid(s), lock + ": nothing to release");
@@ -668,16 +699,19 @@ class Engine {
     ActorRt* p = &a;
     auto on_result = guard1<Result>(a, [this, p, &s, k, lock, method](Result r) {
       bool deleted = r.ok() && r.reply.kind == Reply::Kind::Integer && r.reply.integer > 0;
-      facts_.releases.push_back(Facts::Release{lock, p->name, method, scheduler_.now_us(), deleted});
+      facts_.releases.push_back(
+          Facts::Release{lock, p->name, method, scheduler_.now_us(), deleted});
       if (!r.ok()) {
         emit(*p, "lock_release_failed", sid(s), lock + ": " + r.error.text);
         end_hold(*p, lock, "released");
       } else if (method == "lua" && !deleted) {
-        emit(*p, "lock_lost", sid(s), lock + ": the release script returned 0, the lock was no longer ours");
+        emit(*p, "lock_lost", sid(s),
+             lock + ": the release script returned 0, the lock was no longer ours");
         end_hold(*p, lock, "lost");
       } else {
-        emit(*p, "lock_released", sid(s), lock + (method == "del" ? " by DEL" : " by compare-and-delete") +
-                                               " -> " + reply_text(r));
+        emit(*p, "lock_released", sid(s),
+             lock + (method == "del" ? " by DEL" : " by compare-and-delete") + " -> " +
+                 reply_text(r));
         end_hold(*p, lock, "released");
       }
       save(*p, s, deleted ? "1" : "0");
@@ -686,35 +720,40 @@ class Engine {
     if (method == "del") {
       a.client->do_command(ctx(a, s), {"DEL", lock}, on_result);
     } else {
-      const client::Script& script = scripts_.at(s.nm("script").empty() ? "lock_release" : s.nm("script"));
+      const client::Script& script =
+          scripts_.at(s.nm("script").empty() ? "lock_release" : s.nm("script"));
       a.client->run_script(ctx(a, s), script, {lock}, {token}, on_result);
     }
   }
 
   // compare-and-PEXPIRE; done(true) if still ours.
-  void extend(ActorRt& a, const Step& s, const std::string& lock, TimeUs ttl_us, std::function<void(bool)> done) {
+  void extend(ActorRt& a, const Step& s, const std::string& lock, TimeUs ttl_us,
+              std::function<void(bool)> done) {
     auto it = a.locks.find(lock);
     if (it == a.locks.end()) return done(false);
     it->second.extending = true;
-    const client::Script& script = scripts_.at(s.nm("script").empty() ? "lock_extend" : s.nm("script"));
+    const client::Script& script =
+        scripts_.at(s.nm("script").empty() ? "lock_extend" : s.nm("script"));
     ActorRt* p = &a;
-    a.client->run_script(ctx(a, s), script, {lock}, {it->second.token, std::to_string(ttl_us / 1000)},
-                         guard1<Result>(a, [this, p, &s, lock, done](Result r) {
-                           auto it2 = p->locks.find(lock);
-                           if (it2 != p->locks.end()) it2->second.extending = false;
-                           if (r.ok() && r.reply.kind == Reply::Kind::Integer && r.reply.integer == 1) {
-                             emit(*p, "lock_extended", sid(s), lock);
-                             return done(true);
-                           }
-                           if (!r.ok()) {
-                             // A failed call is not proof of loss; the next tick tries again.
-                             emit(*p, "lock_extend_failed", sid(s), lock + ": " + r.error.text);
-                             return done(true);
-                           }
-                           emit(*p, "lock_lost", sid(s), lock + ": extend returned 0, the lock expired and is not ours");
-                           end_hold(*p, lock, "lost");
-                           done(false);
-                         }));
+    a.client->run_script(
+        ctx(a, s), script, {lock}, {it->second.token, std::to_string(ttl_us / 1000)},
+        guard1<Result>(a, [this, p, &s, lock, done](Result r) {
+          auto it2 = p->locks.find(lock);
+          if (it2 != p->locks.end()) it2->second.extending = false;
+          if (r.ok() && r.reply.kind == Reply::Kind::Integer && r.reply.integer == 1) {
+            emit(*p, "lock_extended", sid(s), lock);
+            return done(true);
+          }
+          if (!r.ok()) {
+            // A failed call is not proof of loss; the next tick tries again.
+            emit(*p, "lock_extend_failed", sid(s), lock + ": " + r.error.text);
+            return done(true);
+          }
+          emit(*p, "lock_lost", sid(s),
+               lock + ": extend returned 0, the lock expired and is not ours");
+          end_hold(*p, lock, "lost");
+          done(false);
+        }));
   }
 
   void do_extend(ActorRt& a, const Step& s, K k) {
@@ -741,7 +780,8 @@ class Engine {
     arm_watchdog(a, s, lock, ms_to_us(ttl), ms_to_us(every));
     k();
   }
-  void arm_watchdog(ActorRt& a, const Step& s, const std::string& lock, TimeUs ttl_us, TimeUs every_us) {
+  void arm_watchdog(ActorRt& a, const Step& s, const std::string& lock, TimeUs ttl_us,
+                    TimeUs every_us) {
     auto it = a.locks.find(lock);
     if (it == a.locks.end()) return;
     ActorRt* p = &a;
@@ -783,11 +823,14 @@ class Engine {
     after(a, ms_to_us(2), [this, p, &s, k, res, f = *fence, value] {
       Resource& r = resources_[res];
       bool accepted = !r.check || !r.any || f >= r.highest;
-      facts_.writes.push_back(Facts::Write{res, p->name, value, f, r.any ? r.highest : 0, accepted, scheduler_.now_us()});
+      facts_.writes.push_back(Facts::Write{res, p->name, value, f, r.any ? r.highest : 0, accepted,
+                                           scheduler_.now_us()});
       std::string text = res + " fence=" + std::to_string(f) + " value=" + value;
       if (accepted) {
-        if (r.any && f < r.highest) text += " accepted without a check (highest seen " + std::to_string(r.highest) + ")";
-        else text += " accepted";
+        if (r.any && f < r.highest)
+          text += " accepted without a check (highest seen " + std::to_string(r.highest) + ")";
+        else
+          text += " accepted";
         r.highest = r.any ? std::max(r.highest, f) : f;
         r.any = true;
       } else {
@@ -816,12 +859,14 @@ class Engine {
     st->read = step_str(a, s, "read");
     st->exec = step_list(a, s, "exec");
     std::string guard_kind = step_str(a, s, "guard", "positive");
-    if (guard_kind != "positive" && guard_kind != "always") fail(field(s, "guard"), "expected positive or always");
+    if (guard_kind != "positive" && guard_kind != "always")
+      fail(field(s, "guard"), "expected positive or always");
     st->positive = guard_kind == "positive";
     std::string conn = step_str(a, s, "connection", "same");
     if (conn != "same" && conn != "pool") fail(field(s, "connection"), "expected same or pool");
     st->same = conn == "same";
-    st->max_attempts = s.n("max_attempts") ? num(*s.n("max_attempts"), &a, field(s, "max_attempts")) : 0;
+    st->max_attempts =
+        s.n("max_attempts") ? num(*s.n("max_attempts"), &a, field(s, "max_attempts")) : 0;
     if (st->max_attempts < 0) fail(field(s, "max_attempts"), "cannot be negative");
     st->think_us = ms_to_us(step_ms(a, s, "think_ms", 0));
     st->fact = facts_.attempts.size();
@@ -842,11 +887,13 @@ class Engine {
       Facts::Attempts& f2 = facts_.attempts[st->fact];
       if (what == "aborted") {
         f2.aborted++;
-        emit(*p, "tx_aborted", sid(s), "EXEC aborted: a watched key changed (" + detail + ")", attempt - 1);
+        emit(*p, "tx_aborted", sid(s), "EXEC aborted: a watched key changed (" + detail + ")",
+             attempt - 1);
         bool more = st->max_attempts == 0 ? attempt < kUnboundedCap : attempt < st->max_attempts;
         if (more) return tx_attempt(*p, s, st, k);
         f2.gave_up = true;
-        emit(*p, "tx_gave_up", sid(s), "redis: transaction failed after " + std::to_string(attempt) + " attempts",
+        emit(*p, "tx_gave_up", sid(s),
+             "redis: transaction failed after " + std::to_string(attempt) + " attempts",
              attempt - 1);
         save(*p, s, "gave_up");
         return k();
@@ -886,34 +933,37 @@ class Engine {
       auto result = std::make_shared<std::pair<std::string, std::string>>("error", "");
       a.client->watch(
           c, st->keys,
-          [p, st, c, read_argv, exec_cmds, guard_ok, result](client::Tx& tx, client::Client::ErrorDone finish) {
-            tx.do_command(c, read_argv, [p, st, &tx, c, exec_cmds, guard_ok, result, finish](Result r) {
-              if (!r.ok()) {
-                *result = {"error", r.error.text};
-                return finish(r.error);
-              }
-              if (!guard_ok(r)) {
-                *result = {"skipped", "read " + reply_text(r) + ": nothing to do"};
-                return finish(Error::none());
-              }
-              std::string seen = reply_text(r);
-              auto commit = [&tx, c, exec_cmds, result, finish, seen] {
-                tx.tx_pipelined(c, exec_cmds, [result, finish, seen](client::PipelineResult pr) {
-                  if (pr.error.kind == ErrorKind::TxFailed) {
-                    *result = {"aborted", "read " + seen};
-                  } else if (!pr.error.ok()) {
-                    *result = {"error", pr.error.text};
-                  } else {
-                    *result = {"committed", "read " + seen + ", EXEC applied"};
-                  }
-                  finish(pr.error);
-                });
-              };
-              if (st->think_us > 0)
-                p->process->after(st->think_us, commit);
-              else
-                commit();
-            });
+          [p, st, c, read_argv, exec_cmds, guard_ok, result](client::Tx& tx,
+                                                             client::Client::ErrorDone finish) {
+            tx.do_command(c, read_argv,
+                          [p, st, &tx, c, exec_cmds, guard_ok, result, finish](Result r) {
+                            if (!r.ok()) {
+                              *result = {"error", r.error.text};
+                              return finish(r.error);
+                            }
+                            if (!guard_ok(r)) {
+                              *result = {"skipped", "read " + reply_text(r) + ": nothing to do"};
+                              return finish(Error::none());
+                            }
+                            std::string seen = reply_text(r);
+                            auto commit = [&tx, c, exec_cmds, result, finish, seen] {
+                              tx.tx_pipelined(
+                                  c, exec_cmds, [result, finish, seen](client::PipelineResult pr) {
+                                    if (pr.error.kind == ErrorKind::TxFailed) {
+                                      *result = {"aborted", "read " + seen};
+                                    } else if (!pr.error.ok()) {
+                                      *result = {"error", pr.error.text};
+                                    } else {
+                                      *result = {"committed", "read " + seen + ", EXEC applied"};
+                                    }
+                                    finish(pr.error);
+                                  });
+                            };
+                            if (st->think_us > 0)
+                              p->process->after(st->think_us, commit);
+                            else
+                              commit();
+                          });
           },
           guard1<Error>(a, [result, outcome](Error e) {
             if (result->first == "error" && result->second.empty()) result->second = e.text;
@@ -923,29 +973,36 @@ class Engine {
     }
     // The bug: WATCH and the read go through the pool on whatever connection is free, and
     // MULTI/EXEC through the pool again, so the EXEC usually runs where nothing is watched.
-    a.client->do_command(c, [&] {
-      Argv w{"WATCH"};
-      w.insert(w.end(), st->keys.begin(), st->keys.end());
-      return w;
-    }(), guard1<Result>(a, [this, p, st, c, read_argv, exec_cmds, guard_ok, outcome](Result wr) {
-      if (!wr.ok()) return outcome("error", wr.error.text);
-      p->client->do_command(c, read_argv, guard1<Result>(*p, [this, p, st, c, exec_cmds, guard_ok, outcome](Result r) {
-        if (!r.ok()) return outcome("error", r.error.text);
-        if (!guard_ok(r)) return outcome("skipped", "read " + reply_text(r) + ": nothing to do");
-        std::string seen = reply_text(r);
-        auto commit = [p, c, exec_cmds, outcome, seen] {
-          p->client->tx_pipeline(c, exec_cmds, [outcome, seen](client::PipelineResult pr) {
-            if (pr.error.kind == ErrorKind::TxFailed) return outcome("aborted", "read " + seen);
-            if (!pr.error.ok()) return outcome("error", pr.error.text);
-            outcome("committed", "read " + seen + ", EXEC applied");
-          });
-        };
-        if (st->think_us > 0)
-          p->process->after(st->think_us, guard(*p, commit));
-        else
-          commit();
-      }));
-    }));
+    a.client->do_command(
+        c,
+        [&] {
+          Argv w{"WATCH"};
+          w.insert(w.end(), st->keys.begin(), st->keys.end());
+          return w;
+        }(),
+        guard1<Result>(a, [this, p, st, c, read_argv, exec_cmds, guard_ok, outcome](Result wr) {
+          if (!wr.ok()) return outcome("error", wr.error.text);
+          p->client->do_command(
+              c, read_argv,
+              guard1<Result>(*p, [this, p, st, c, exec_cmds, guard_ok, outcome](Result r) {
+                if (!r.ok()) return outcome("error", r.error.text);
+                if (!guard_ok(r))
+                  return outcome("skipped", "read " + reply_text(r) + ": nothing to do");
+                std::string seen = reply_text(r);
+                auto commit = [p, c, exec_cmds, outcome, seen] {
+                  p->client->tx_pipeline(c, exec_cmds, [outcome, seen](client::PipelineResult pr) {
+                    if (pr.error.kind == ErrorKind::TxFailed)
+                      return outcome("aborted", "read " + seen);
+                    if (!pr.error.ok()) return outcome("error", pr.error.text);
+                    outcome("committed", "read " + seen + ", EXEC applied");
+                  });
+                };
+                if (st->think_us > 0)
+                  p->process->after(st->think_us, guard(*p, commit));
+                else
+                  commit();
+              }));
+        }));
   }
 
   void do_eval(ActorRt& a, const Step& s, K k) {
@@ -969,10 +1026,12 @@ class Engine {
     a.pubsubs.push_back(std::move(ps));
     TimeUs from = scheduler_.now_us();
     TimeUs to = from + ms_to_us(for_ms);
-    for (auto& ch : channels) facts_.listens.push_back(Facts::Listen{ch, a.name, "", false, from, to});
+    for (auto& ch : channels)
+      facts_.listens.push_back(Facts::Listen{ch, a.name, "", false, from, to});
     ActorRt* p = &a;
     raw->on_message = [this, p](const client::Message& m) {
-      facts_.deliveries.push_back(Facts::Delivery{m.channel, m.payload, p->name, "", scheduler_.now_us()});
+      facts_.deliveries.push_back(
+          Facts::Delivery{m.channel, m.payload, p->name, "", scheduler_.now_us()});
     };
     auto open = std::make_shared<bool>(true);
     raw->subscribe(channels, guard1<Error>(a, [this, p, &s, k, raw, for_ms, open](Error e) {
@@ -1008,12 +1067,15 @@ class Engine {
       // Big messages fill a slow subscriber's output buffer sooner.
       int64_t pad = num(*s.n("pad_to"), &a, field(s, "pad_to"));
       if (pad < 0 || pad > 64 * 1024 * 1024) fail(field(s, "pad_to"), "expected 0 to 64 MB");
-      if (int64_t(message.size()) < pad) message += " " + std::string(size_t(pad) - message.size() - 1, '.');
+      if (int64_t(message.size()) < pad)
+        message += " " + std::string(size_t(pad) - message.size() - 1, '.');
     }
     size_t idx = facts_.publishes.size();
-    facts_.publishes.push_back(Facts::Publish{channel, message, a.name, false, -1, scheduler_.now_us()});
+    facts_.publishes.push_back(
+        Facts::Publish{channel, message, a.name, false, -1, scheduler_.now_us()});
     ActorRt* p = &a;
-    a.client->do_command(ctx(a, s), {"PUBLISH", channel, message}, guard1<Result>(a, [this, p, &s, k, idx](Result r) {
+    a.client->do_command(ctx(a, s), {"PUBLISH", channel, message},
+                         guard1<Result>(a, [this, p, &s, k, idx](Result r) {
                            if (r.ok() && r.reply.kind == Reply::Kind::Integer)
                              facts_.publishes[idx].receivers = r.reply.integer;
                            save(*p, s, reply_text(r));
@@ -1037,7 +1099,8 @@ class Engine {
       message += (message.empty() ? "" : " ") + f;
     }
     size_t idx = facts_.publishes.size();
-    facts_.publishes.push_back(Facts::Publish{stream, message, a.name, true, -1, scheduler_.now_us()});
+    facts_.publishes.push_back(
+        Facts::Publish{stream, message, a.name, true, -1, scheduler_.now_us()});
     ActorRt* p = &a;
     a.client->do_command(ctx(a, s), argv, guard1<Result>(a, [this, p, &s, k, idx](Result r) {
                            // A failed XADD added nothing (or we cannot know): not counted as sent.
@@ -1060,11 +1123,13 @@ class Engine {
     return out;
   }
 
-  void deliver_entries(ActorRt& a, const Step& s, const std::string& stream, const std::string& group,
+  void deliver_entries(ActorRt& a, const Step& s, const std::string& stream,
+                       const std::string& group,
                        const std::vector<std::pair<std::string, std::string>>& got, bool ack, K k) {
     if (got.empty()) return k();
     for (auto& [id, text] : got) {
-      facts_.deliveries.push_back(Facts::Delivery{stream, text, a.name, group, scheduler_.now_us()});
+      facts_.deliveries.push_back(
+          Facts::Delivery{stream, text, a.name, group, scheduler_.now_us()});
       emit(a, "stream_message", sid(s), stream + " " + id + " " + text);
     }
     if (!ack) return k();
@@ -1078,12 +1143,14 @@ class Engine {
     std::string group = step_str(a, s, "group");
     std::string consumer = step_str(a, s, "consumer", a.name);
     TimeUs until = scheduler_.now_us() + ms_to_us(step_ms(a, s, "for_ms", 0));
-    facts_.listens.push_back(Facts::Listen{stream, a.name, group, true, scheduler_.now_us(), until});
+    facts_.listens.push_back(
+        Facts::Listen{stream, a.name, group, true, scheduler_.now_us(), until});
     ActorRt* p = &a;
-    a.client->do_command(ctx(a, s), {"XGROUP", "CREATE", stream, group, "0", "MKSTREAM"},
-                         guard1<Result>(a, [this, p, &s, k, stream, group, consumer, until](Result) {
-                           consume_loop(*p, s, stream, group, consumer, until, k);
-                         }));
+    a.client->do_command(
+        ctx(a, s), {"XGROUP", "CREATE", stream, group, "0", "MKSTREAM"},
+        guard1<Result>(a, [this, p, &s, k, stream, group, consumer, until](Result) {
+          consume_loop(*p, s, stream, group, consumer, until, k);
+        }));
   }
   void consume_loop(ActorRt& a, const Step& s, const std::string& stream, const std::string& group,
                     const std::string& consumer, TimeUs until, K k) {
@@ -1097,8 +1164,8 @@ class Engine {
     ActorRt* p = &a;
     a.client->do_command(
         ctx(a, s),
-        {"XREADGROUP", "GROUP", group, consumer, "COUNT", std::to_string(count), "BLOCK", std::to_string(block),
-         "STREAMS", stream, ">"},
+        {"XREADGROUP", "GROUP", group, consumer, "COUNT", std::to_string(count), "BLOCK",
+         std::to_string(block), "STREAMS", stream, ">"},
         guard1<Result>(a, [this, p, &s, k, stream, group, consumer, until, ack](Result r) {
           auto again = [this, p, &s, k, stream, group, consumer, until] {
             consume_loop(*p, s, stream, group, consumer, until, k);
@@ -1125,16 +1192,17 @@ class Engine {
     std::string consumer = step_str(a, s, "consumer", a.name);
     int64_t idle = step_ms(a, s, "min_idle_ms", 0);
     ActorRt* p = &a;
-    a.client->do_command(ctx(a, s), {"XAUTOCLAIM", stream, group, consumer, std::to_string(idle), "0-0"},
-                         guard1<Result>(a, [this, p, &s, k, stream, group](Result r) {
-                           if (!r.ok() || r.reply.kind != Reply::Kind::Array || r.reply.elements.size() < 2) {
-                             save(*p, s, reply_text(r));
-                             return k();
-                           }
-                           auto got = entries(r.reply.elements[1]);
-                           save(*p, s, std::to_string(got.size()));
-                           deliver_entries(*p, s, stream, group, got, true, k);
-                         }));
+    a.client->do_command(
+        ctx(a, s), {"XAUTOCLAIM", stream, group, consumer, std::to_string(idle), "0-0"},
+        guard1<Result>(a, [this, p, &s, k, stream, group](Result r) {
+          if (!r.ok() || r.reply.kind != Reply::Kind::Array || r.reply.elements.size() < 2) {
+            save(*p, s, reply_text(r));
+            return k();
+          }
+          auto got = entries(r.reply.elements[1]);
+          save(*p, s, std::to_string(got.size()));
+          deliver_entries(*p, s, stream, group, got, true, k);
+        }));
   }
 
   void do_repeat(ActorRt& a, const Step& s, int64_t i, K k) {
@@ -1200,13 +1268,15 @@ class Engine {
     auto hosts = [&] {
       std::vector<std::string> out;
       for (ActorRt* a : actors_named(f.actor))
-        if (std::find(out.begin(), out.end(), a->process->name()) == out.end()) out.push_back(a->process->name());
+        if (std::find(out.begin(), out.end(), a->process->name()) == out.end())
+          out.push_back(a->process->name());
       return out;
     };
     if (f.op == "pause") {
       for (ActorRt* a : actors_named(f.actor)) {
         if (a->process->paused()) continue;
-        fault_event(a->process->name(), "pause for " + format_time(for_us) + (why.empty() ? "" : ": " + why));
+        fault_event(a->process->name(),
+                    "pause for " + format_time(for_us) + (why.empty() ? "" : ": " + why));
         a->process->pause_for(for_us);
         std::string name = a->process->name();
         scheduler_.schedule_after(for_us, [this, name] { fault_event(name, "resume"); });
@@ -1272,7 +1342,8 @@ class Engine {
     } else if (f.op == "stall") {
       // DEBUG SLEEP takes seconds; whole milliseconds are written exactly.
       int64_t ms = for_us / 1000;
-      std::string secs = std::to_string(ms / 1000) + "." + std::to_string(1000 + ms % 1000).substr(1);
+      std::string secs =
+          std::to_string(ms / 1000) + "." + std::to_string(1000 + ms % 1000).substr(1);
       fault_event(f.server, "stalls for " + format_time(for_us));
       network_->server_command(f.server, {"DEBUG", "SLEEP", secs});
     }
@@ -1280,8 +1351,8 @@ class Engine {
 
   void schedule_narration() {
     for (const Note& n : sc_.narration) {
-      if (n.when && !test(*n.when, nullptr, Where{{}, "narration"})) continue;
-      TimeUs at = ms_to_us(dur_ms(n.at_ms, nullptr, Where{{}, "narration.at_ms"}));
+      if (n.when && !test(*n.when, nullptr, Where{n.where.pos, n.where.path + ".when"})) continue;
+      TimeUs at = ms_to_us(dur_ms(n.at_ms, nullptr, Where{n.where.pos, n.where.path + ".at_ms"}));
       std::string text = n.text.get(opt_.lang);
       scheduler_.schedule_at(at, [this, text] {
         trace_.append(TraceEvent{scheduler_.now_us(), "narration", "", -1, -1, -1, text});

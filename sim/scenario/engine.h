@@ -101,8 +101,8 @@ struct CheckResult {
   std::string check;  // the invariant
   bool ok = true;
   std::vector<Violation> violations;
-  std::string summary;            // one line for ok and for violated
-  std::optional<bool> expected;   // what the expectation for this variant says, if anything
+  std::string summary;           // one line for ok and for violated
+  std::optional<bool> expected;  // what the expectation for this variant says, if anything
 };
 
 struct RunResult {

@@ -57,8 +57,8 @@ std::string chrome_trace_json(const Trace& trace) {
     }
     return it->second;
   };
-  auto complete = [&](const std::string& actor, const std::string& name, const std::string& cat, TimeUs from,
-                      TimeUs to, const std::string& detail) {
+  auto complete = [&](const std::string& actor, const std::string& name, const std::string& cat,
+                      TimeUs from, TimeUs to, const std::string& detail) {
     ojson e;
     e["name"] = utf8_safe(name);
     e["cat"] = cat;
@@ -110,14 +110,16 @@ std::string chrome_trace_json(const Trace& trace) {
     if (e.kind == "lock_released" || e.kind == "lock_lost" || e.kind == "lock_release_failed") {
       auto it = holds.find({e.actor, lock_of(e.text)});
       if (it != holds.end()) {
-        complete(e.actor, "holds " + it->first.second, "lock", it->second->time_us, e.time_us, e.kind);
+        complete(e.actor, "holds " + it->first.second, "lock", it->second->time_us, e.time_us,
+                 e.kind);
         holds.erase(it);
       }
     }
     if (e.kind == "actor_end") {
       for (auto it = holds.begin(); it != holds.end();) {
         if (it->first.first == e.actor) {
-          complete(e.actor, "holds " + it->first.second, "lock", it->second->time_us, e.time_us, "actor ended");
+          complete(e.actor, "holds " + it->first.second, "lock", it->second->time_us, e.time_us,
+                   "actor ended");
           it = holds.erase(it);
         } else {
           ++it;
@@ -153,7 +155,8 @@ std::string chrome_trace_json(const Trace& trace) {
       i["args"]["detail"] = "no reply";
       events.push_back(i);
     }
-  for (auto& [key, h] : holds) complete(key.first, "holds " + key.second, "lock", h->time_us, end, "run ended");
+  for (auto& [key, h] : holds)
+    complete(key.first, "holds " + key.second, "lock", h->time_us, end, "run ended");
   ojson doc;
   doc["traceEvents"] = events;
   doc["displayTimeUnit"] = "ms";

@@ -30,10 +30,16 @@ std::optional<int64_t> parse_int(std::string_view text) {
 
 namespace {
 
-bool name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool name_char(char c) { return name_start(c) || (c >= '0' && c <= '9'); }
+bool name_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool name_char(char c) {
+  return name_start(c) || (c >= '0' && c <= '9');
+}
 // Variant names and values may carry '-' and '.' ("slow-subscriber", "v9.22").
-bool word_char(char c) { return name_char(c) || c == '-' || c == '.' || c == ':'; }
+bool word_char(char c) {
+  return name_char(c) || c == '-' || c == '.' || c == ':';
+}
 
 }  // namespace
 
@@ -213,9 +219,13 @@ Expr Expr::constant(int64_t value) {
   return e;
 }
 
-int64_t Expr::eval(const Env& env) const { return eval_node(*root_, env); }
+int64_t Expr::eval(const Env& env) const {
+  return eval_node(*root_, env);
+}
 
-bool Expr::is_constant() const { return root_->op == 0 && root_->name.empty(); }
+bool Expr::is_constant() const {
+  return root_->op == 0 && root_->name.empty();
+}
 
 // ---------------------------------------------------------------------------------------
 // Template

@@ -32,8 +32,8 @@ class Expr {
  public:
   // Parses "ttl_ms/3 + 500", "-1", "n*100". On error returns nullopt with a message and the
   // byte offset of the problem in *error / *offset.
-  static std::optional<Expr> parse(std::string_view text, const NameCheck& known, std::string* error,
-                                   size_t* offset);
+  static std::optional<Expr> parse(std::string_view text, const NameCheck& known,
+                                   std::string* error, size_t* offset);
   static Expr constant(int64_t value);
   int64_t eval(const Env& env) const;  // throws EvalError
   bool is_constant() const;

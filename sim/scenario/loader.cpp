@@ -90,7 +90,9 @@ bool is_word(const std::string& s) {
       return false;
   return true;
 }
-bool is_ident(const std::string& s) { return is_word(s) && s.find('-') == std::string::npos; }
+bool is_ident(const std::string& s) {
+  return is_word(s) && s.find('-') == std::string::npos;
+}
 
 enum class F { Text, Num, Dur, Bool, List, Name, Steps, Cond, Says };
 struct FieldSpec {
@@ -152,7 +154,8 @@ const std::map<std::string, std::vector<FieldSpec>>& step_specs() {
         {"record", F::Text, false}}},
       {"subscribe",
        {{"channels", F::List, true}, {"for_ms", F::Dur, true}, {"handle_ms", F::Dur, false}}},
-      {"publish", {{"channel", F::Text, true}, {"message", F::Text, true}, {"pad_to", F::Num, false}}},
+      {"publish",
+       {{"channel", F::Text, true}, {"message", F::Text, true}, {"pad_to", F::Num, false}}},
       {"stream_add",
        {{"stream", F::Text, true}, {"fields", F::List, true}, {"maxlen", F::Num, false}}},
       {"stream_consume",
@@ -197,25 +200,32 @@ struct FaultSpec {
 };
 const std::map<std::string, FaultSpec>& fault_specs() {
   static const std::map<std::string, FaultSpec> specs = {
-      {"pause", {true, false, true, false}},      {"disconnect", {true, false, false, false}},
-      {"refuse", {true, false, true, false}},     {"partition", {true, false, true, false}},
-      {"latency", {true, false, false, true}},    {"clock_jump", {false, true, false, true}},
-      {"restart", {false, true, false, false}},   {"script_flush", {false, true, false, false}},
+      {"pause", {true, false, true, false}},    {"disconnect", {true, false, false, false}},
+      {"refuse", {true, false, true, false}},   {"partition", {true, false, true, false}},
+      {"latency", {true, false, false, true}},  {"clock_jump", {false, true, false, true}},
+      {"restart", {false, true, false, false}}, {"script_flush", {false, true, false, false}},
       {"stall", {false, true, true, false}},
   };
   return specs;
 }
 
-const std::set<std::string> kOptionNumbers = {
-    "gomaxprocs",      "pool_size",           "pool_timeout_ms",     "dial_timeout_ms",
-    "read_timeout_ms", "write_timeout_ms",    "max_retries",         "min_retry_backoff_ms",
-    "max_retry_backoff_ms", "conn_max_idle_ms", "pubsub_reconnect_delay_ms"};
+const std::set<std::string> kOptionNumbers = {"gomaxprocs",
+                                              "pool_size",
+                                              "pool_timeout_ms",
+                                              "dial_timeout_ms",
+                                              "read_timeout_ms",
+                                              "write_timeout_ms",
+                                              "max_retries",
+                                              "min_retry_backoff_ms",
+                                              "max_retry_backoff_ms",
+                                              "conn_max_idle_ms",
+                                              "pubsub_reconnect_delay_ms"};
 const std::set<std::string> kOptionFlags = {"context_timeout_enabled", "retry_pool_timeout",
                                             "pool_fifo", "hello_on_connect"};
 
 // Names every expression may use besides parameters, variants and saved variables.
-const std::set<std::string> kBuiltinVars = {"i", "n", "actor", "token", "fence", "reply",
-                                            "attempts", "seed"};
+const std::set<std::string> kBuiltinVars = {"i",     "n",     "actor",    "token",
+                                            "fence", "reply", "attempts", "seed"};
 
 class Loader {
  public:
@@ -229,10 +239,10 @@ class Loader {
     const JsonValue& root = *doc;
     expect_object(root, "");
     sc_.file = file_;
-    check_keys(root, "",
-               {"format", "version", "id", "title", "topic", "story", "params", "variants",
-                "servers", "network", "clients", "scripts", "resources", "setup", "actors",
-                "faults", "checks", "expect", "narration", "exercise", "duration_ms"});
+    check_keys(root, "", {"format",    "version",  "id",         "title",   "topic",   "story",
+                          "params",    "variants", "servers",    "network", "clients", "scripts",
+                          "resources", "setup",    "actors",     "faults",  "checks",  "expect",
+                          "narration", "exercise", "duration_ms"});
     if (auto* v = root.find("format")) {
       if (!v->is_string() || v->as_string() != "redlab-scenario")
         fail(v->pos(), "format", "expected \"redlab-scenario\"");
@@ -246,7 +256,8 @@ class Loader {
       if (v->as_int() < 1) fail(v->pos(), "version", "must be 1");
     }
     sc_.id = req_string(root, "id", "");
-    if (!is_word(sc_.id)) fail(root.find("id")->pos(), "id", "expected a word like ttl-double-holder");
+    if (!is_word(sc_.id))
+      fail(root.find("id")->pos(), "id", "expected a word like ttl-double-holder");
     sc_.title = req_text(root, "title", "");
     if (auto* v = root.find("topic")) sc_.topic = string_of(*v, "topic");
     if (auto* v = root.find("story")) sc_.story = text_of(*v, "story");
@@ -254,7 +265,10 @@ class Loader {
     collect_saves(root);
     if (auto* v = root.find("params")) load_params(*v);
     if (auto* v = root.find("variants")) load_variants(*v);
-    if (auto* v = root.find("duration_ms")) sc_.duration_ms = duration(*v, "duration_ms");
+    if (auto* v = root.find("duration_ms")) {
+      sc_.duration_ms = duration(*v, "duration_ms");
+      sc_.duration_where = Where{v->pos(), "duration_ms"};
+    }
     load_servers(root.find("servers"));
     if (auto* v = root.find("network")) load_network(*v);
     if (auto* v = root.find("scripts")) load_scripts(*v);
@@ -276,8 +290,8 @@ class Loader {
 
  private:
   [[noreturn]] void fail(Pos pos, const std::string& path, const std::string& message) const {
-    std::string where = file_ + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) +
-                        ": ";
+    std::string where =
+        file_ + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) + ": ";
     if (!path.empty()) where += path + ": ";
     throw ScenarioError(where + message);
   }
@@ -321,8 +335,8 @@ class Loader {
       if (!ok) {
         std::string list;
         for (const auto& k : allowed) list += (list.empty() ? "" : ", ") + k;
-        fail(m.key_pos, join(path, m.key), "unknown key \"" + m.key + "\" (expected one of: " +
-                                               list + ")");
+        fail(m.key_pos, join(path, m.key),
+             "unknown key \"" + m.key + "\" (expected one of: " + list + ")");
       }
     }
   }
@@ -400,8 +414,7 @@ class Loader {
     if (!v.is_string()) type_error(v, path, "an integer or an expression");
     std::string s = v.as_string();
     // "${ttl_ms}" and "ttl_ms" mean the same here.
-    if (s.size() > 3 && s.rfind("${", 0) == 0 && s.back() == '}' &&
-        s.find('}') == s.size() - 1) {
+    if (s.size() > 3 && s.rfind("${", 0) == 0 && s.back() == '}' && s.find('}') == s.size() - 1) {
       std::string error;
       size_t at = 0;
       auto e = Expr::parse(std::string_view(s).substr(2, s.size() - 3), names(), &error, &at);
@@ -511,16 +524,19 @@ class Loader {
       expect_array(*values, path + ".values");
       for (size_t i = 0; i < values->items().size(); i++) {
         std::string value = string_of(values->items()[i], index(path + ".values", i));
-        if (!is_word(value)) fail(values->items()[i].pos(), index(path + ".values", i), "expected a word");
+        if (!is_word(value))
+          fail(values->items()[i].pos(), index(path + ".values", i), "expected a word");
         var.values.push_back(value);
       }
-      if (var.values.size() < 2) fail(values->pos(), path + ".values", "a variant needs two values or more");
+      if (var.values.size() < 2)
+        fail(values->pos(), path + ".values", "a variant needs two values or more");
       var.def = var.values[0];
       if (auto* d = m.value.find("default")) {
         var.def = string_of(*d, path + ".default");
         bool found = false;
         for (auto& x : var.values) found = found || x == var.def;
-        if (!found) fail(d->pos(), path + ".default", "\"" + var.def + "\" is not one of the values");
+        if (!found)
+          fail(d->pos(), path + ".default", "\"" + var.def + "\" is not one of the values");
       }
       if (auto* l = m.value.find("label")) var.label = text_of(*l, path + ".label");
       if (auto* l = m.value.find("value_labels")) {
@@ -538,7 +554,9 @@ class Loader {
 
   void load_servers(const JsonValue* v) {
     if (!v) {
-      sc_.servers.push_back(ServerDef{"redis", {}, Expr::constant(0)});
+      ServerDef def;
+      def.name = "redis";
+      sc_.servers.push_back(std::move(def));
       return;
     }
     expect_object(*v, "servers");
@@ -548,13 +566,17 @@ class Loader {
       expect_object(m.value, path);
       check_keys(m.value, path, {"config", "clock_offset_ms"});
       ServerDef s;
+      s.where = Where{m.value.pos(), path};
       s.name = m.key;
       if (auto* c = m.value.find("config")) {
         expect_object(*c, path + ".config");
-        for (const auto& cm : c->members())
+        for (const auto& cm : c->members()) {
           s.config.emplace_back(cm.key, tmpl(cm.value, path + ".config." + cm.key));
+          s.config_pos.push_back(cm.value.pos());
+        }
       }
-      if (auto* o = m.value.find("clock_offset_ms")) s.clock_offset_ms = expr(*o, path + ".clock_offset_ms");
+      if (auto* o = m.value.find("clock_offset_ms"))
+        s.clock_offset_ms = expr(*o, path + ".clock_offset_ms");
       sc_.servers.push_back(std::move(s));
     }
     if (sc_.servers.empty()) fail(v->pos(), "servers", "declare at least one server");
@@ -604,7 +626,7 @@ class Loader {
       if (!is_word(m.key)) fail(m.key_pos, path, "a resource name is a word");
       expect_object(m.value, path);
       check_keys(m.value, path, {"check_fence"});
-      ResourceDef r{m.key, Cond{}};
+      ResourceDef r{m.key, Cond{}, Where{m.value.pos(), path}};
       if (auto* c = m.value.find("check_fence")) {
         if (c->is_bool()) {
           std::string e;
@@ -654,7 +676,8 @@ class Loader {
         c.server = sc_.servers[0].name;
         if (auto* s = m.value.find("server")) {
           c.server = string_of(*s, path + ".server");
-          if (!has_server(c.server)) fail(s->pos(), path + ".server", "no server named \"" + c.server + "\"");
+          if (!has_server(c.server))
+            fail(s->pos(), path + ".server", "no server named \"" + c.server + "\"");
         }
         if (auto* s = m.value.find("shared")) c.shared = boolean(*s, path + ".shared");
         if (auto* o = m.value.find("options")) c.options = client_options(*o, path + ".options");
@@ -674,7 +697,8 @@ class Loader {
     for (size_t i = 0; i < v.items().size(); i++) {
       const JsonValue& item = v.items()[i];
       std::string path = index("setup", i);
-      SetupCommand s{sc_.servers[0].name, Template::literal(""), std::nullopt, Where{item.pos(), path}};
+      SetupCommand s{sc_.servers[0].name, Template::literal(""), std::nullopt,
+                     Where{item.pos(), path}};
       if (item.is_string()) {
         s.cmd = tmpl(item, path);
       } else {
@@ -685,7 +709,8 @@ class Loader {
         s.cmd = tmpl(*c, path + ".cmd");
         if (auto* sv = item.find("server")) {
           s.server = string_of(*sv, path + ".server");
-          if (!has_server(s.server)) fail(sv->pos(), path + ".server", "no server named \"" + s.server + "\"");
+          if (!has_server(s.server))
+            fail(sv->pos(), path + ".server", "no server named \"" + s.server + "\"");
         }
         if (auto* w = item.find("when")) s.when = cond(*w, path + ".when");
       }
@@ -697,7 +722,8 @@ class Loader {
     expect_array(v, path);
     if (depth > 16) fail(v.pos(), path, "steps nested too deep (16 levels at most)");
     std::vector<Step> out;
-    for (size_t i = 0; i < v.items().size(); i++) out.push_back(step(v.items()[i], index(path, i), depth));
+    for (size_t i = 0; i < v.items().size(); i++)
+      out.push_back(step(v.items()[i], index(path, i), depth));
     return out;
   }
 
@@ -712,7 +738,8 @@ class Loader {
     if (it == step_specs().end()) {
       std::string list;
       for (auto& [k, _] : step_specs()) list += (list.empty() ? "" : ", ") + k;
-      fail(op->pos(), path + ".do", "unknown step \"" + s.op + "\" (expected one of: " + list + ")");
+      fail(op->pos(), path + ".do",
+           "unknown step \"" + s.op + "\" (expected one of: " + list + ")");
     }
     std::vector<std::string> allowed{"do", "when", "save"};
     for (const FieldSpec& f : it->second) allowed.push_back(f.key);
@@ -720,7 +747,8 @@ class Loader {
     if (auto* w = v.find("when")) s.when = cond(*w, path + ".when");
     if (auto* sv = v.find("save")) {
       s.save = string_of(*sv, path + ".save");
-      if (!is_ident(s.save)) fail(sv->pos(), path + ".save", "a variable name is letters, digits and '_'");
+      if (!is_ident(s.save))
+        fail(sv->pos(), path + ".save", "a variable name is letters, digits and '_'");
     } else if (s.op == "set") {
       fail(v.pos(), path, "missing key \"save\" (the variable to set)");
     }
@@ -747,15 +775,15 @@ class Loader {
         case F::List: {
           expect_array(*fv, fp);
           std::vector<Template> items;
-          for (size_t i = 0; i < fv->items().size(); i++) items.push_back(tmpl(fv->items()[i], index(fp, i)));
+          for (size_t i = 0; i < fv->items().size(); i++)
+            items.push_back(tmpl(fv->items()[i], index(fp, i)));
           s.list.emplace(f.key, std::move(items));
           break;
         }
         case F::Name: {
           std::string n = string_of(*fv, fp);
           bool ok = std::string(f.key) == "script" ? sc_.script(n) != nullptr : has_resource(n);
-          if (!ok)
-            fail(fv->pos(), fp, std::string("no ") + f.key + " named \"" + n + "\"");
+          if (!ok) fail(fv->pos(), fp, std::string("no ") + f.key + " named \"" + n + "\"");
           s.name[f.key] = n;
           break;
         }
@@ -783,9 +811,11 @@ class Loader {
         fail(v.find("method")->pos(), path + ".method", "expected \"del\" or \"lua\"");
     }
     if (s.op == "watch_tx") {
-      if (auto* g = s.t("guard"); g && g->is_literal() && g->source() != "positive" && g->source() != "always")
+      if (auto* g = s.t("guard");
+          g && g->is_literal() && g->source() != "positive" && g->source() != "always")
         fail(v.find("guard")->pos(), path + ".guard", "expected \"positive\" or \"always\"");
-      if (auto* c = s.t("connection"); c && c->is_literal() && c->source() != "same" && c->source() != "pool")
+      if (auto* c = s.t("connection");
+          c && c->is_literal() && c->source() != "same" && c->source() != "pool")
         fail(v.find("connection")->pos(), path + ".connection", "expected \"same\" or \"pool\"");
     }
     for (const char* key : {"cmds", "exec", "channels", "watch", "fields"})
@@ -807,11 +837,14 @@ class Loader {
       const JsonValue& a = v.items()[i];
       std::string path = index("actors", i);
       expect_object(a, path);
-      check_keys(a, path, {"name", "count", "client", "start_ms", "start_jitter_ms", "when", "role", "steps"});
+      check_keys(
+          a, path,
+          {"name", "count", "client", "start_ms", "start_jitter_ms", "when", "role", "steps"});
       ActorDef d;
       d.where = Where{a.pos(), path};
       d.name = req_string(a, "name", path);
-      if (!is_word(d.name)) fail(a.find("name")->pos(), path + ".name", "an actor name is a word (\"A\", \"buyer\")");
+      if (!is_word(d.name))
+        fail(a.find("name")->pos(), path + ".name", "an actor name is a word (\"A\", \"buyer\")");
       // Two actors may share a name when each has a `when` (alternatives for variants).
       if (!seen.insert(d.name).second) {
         bool alternatives = a.find("when") != nullptr;
@@ -824,10 +857,12 @@ class Loader {
       if (auto* c = a.find("count")) d.count = duration(*c, path + ".count");
       if (auto* c = a.find("client")) {
         d.client = string_of(*c, path + ".client");
-        if (!sc_.client(d.client)) fail(c->pos(), path + ".client", "no client named \"" + d.client + "\"");
+        if (!sc_.client(d.client))
+          fail(c->pos(), path + ".client", "no client named \"" + d.client + "\"");
       }
       if (auto* s = a.find("start_ms")) d.start_ms = duration(*s, path + ".start_ms");
-      if (auto* s = a.find("start_jitter_ms")) d.start_jitter_ms = duration(*s, path + ".start_jitter_ms");
+      if (auto* s = a.find("start_jitter_ms"))
+        d.start_jitter_ms = duration(*s, path + ".start_jitter_ms");
       if (auto* w = a.find("when")) d.when = cond(*w, path + ".when");
       if (auto* r = a.find("role")) d.role = text_of(*r, path + ".role");
       const JsonValue* st = a.find("steps");
@@ -856,7 +891,8 @@ class Loader {
       if (it == fault_specs().end()) {
         std::string list;
         for (auto& [k, _] : fault_specs()) list += (list.empty() ? "" : ", ") + k;
-        fail(f.find("do")->pos(), path + ".do", "unknown fault \"" + d.op + "\" (expected one of: " + list + ")");
+        fail(f.find("do")->pos(), path + ".do",
+             "unknown fault \"" + d.op + "\" (expected one of: " + list + ")");
       }
       const JsonValue* at = f.find("at_ms");
       if (!at) fail(f.pos(), path, "missing key \"at_ms\"");
@@ -864,20 +900,26 @@ class Loader {
       const FaultSpec& spec = it->second;
       if (auto* a = f.find("actor")) {
         d.actor = string_of(*a, path + ".actor");
-        if (!actor_named(d.actor)) fail(a->pos(), path + ".actor", "no actor named \"" + d.actor + "\"");
+        if (!actor_named(d.actor))
+          fail(a->pos(), path + ".actor", "no actor named \"" + d.actor + "\"");
       } else if (spec.actor) {
         fail(f.pos(), path, "missing key \"actor\" (who the " + d.op + " hits)");
       }
       if (auto* s = f.find("server")) {
         d.server = string_of(*s, path + ".server");
-        if (!has_server(d.server)) fail(s->pos(), path + ".server", "no server named \"" + d.server + "\"");
+        if (!has_server(d.server))
+          fail(s->pos(), path + ".server", "no server named \"" + d.server + "\"");
       } else {
         d.server = sc_.servers[0].name;
       }
-      if (auto* x = f.find("for_ms")) d.for_ms = duration(*x, path + ".for_ms");
-      else if (spec.for_ms) fail(f.pos(), path, "missing key \"for_ms\" (how long the " + d.op + " lasts)");
-      if (auto* x = f.find("by_ms")) d.by_ms = expr(*x, path + ".by_ms");
-      else if (spec.by_ms) fail(f.pos(), path, "missing key \"by_ms\"");
+      if (auto* x = f.find("for_ms"))
+        d.for_ms = duration(*x, path + ".for_ms");
+      else if (spec.for_ms)
+        fail(f.pos(), path, "missing key \"for_ms\" (how long the " + d.op + " lasts)");
+      if (auto* x = f.find("by_ms"))
+        d.by_ms = expr(*x, path + ".by_ms");
+      else if (spec.by_ms)
+        fail(f.pos(), path, "missing key \"by_ms\"");
       if (auto* w = f.find("when")) d.when = cond(*w, path + ".when");
       if (auto* w = f.find("why")) d.why = text_of(*w, path + ".why");
       sc_.faults.push_back(std::move(d));
@@ -898,7 +940,8 @@ class Loader {
       if (it == check_specs().end()) {
         std::string list;
         for (auto& [k, _] : check_specs()) list += (list.empty() ? "" : ", ") + k;
-        fail(c.find("check")->pos(), path + ".check", "unknown check \"" + d.check + "\" (expected one of: " + list + ")");
+        fail(c.find("check")->pos(), path + ".check",
+             "unknown check \"" + d.check + "\" (expected one of: " + list + ")");
       }
       std::vector<std::string> allowed{"check", "name"};
       for (const FieldSpec& f : it->second) allowed.push_back(f.key);
@@ -916,7 +959,8 @@ class Loader {
           d.numbers.emplace(f.key, duration(*fv, path + "." + f.key));
         else if (f.type == F::Name) {
           std::string n = string_of(*fv, path + "." + f.key);
-          if (!has_resource(n)) fail(fv->pos(), path + "." + f.key, "no resource named \"" + n + "\"");
+          if (!has_resource(n))
+            fail(fv->pos(), path + "." + f.key, "no resource named \"" + n + "\"");
           d.args.emplace(f.key, Template::literal(n));
         } else
           d.args.emplace(f.key, tmpl(*fv, path + "." + f.key));
@@ -933,7 +977,8 @@ class Loader {
     expect_object(v, path);
     std::map<std::string, bool> out;
     for (const auto& m : v.members()) {
-      if (!check_named(m.key)) fail(m.key_pos, path + "." + m.key, "no check named \"" + m.key + "\"");
+      if (!check_named(m.key))
+        fail(m.key_pos, path + "." + m.key, "no check named \"" + m.key + "\"");
       out[m.key] = boolean(m.value, path + "." + m.key);
     }
     return out;
@@ -956,7 +1001,8 @@ class Loader {
         std::string mp = path + ".checks." + m.key;
         if (!check_named(m.key)) fail(m.key_pos, mp, "no check named \"" + m.key + "\"");
         // null withdraws an expectation set by an earlier entry.
-        x.checks[m.key] = m.value.is_null() ? std::nullopt : std::optional<bool>(boolean(m.value, mp));
+        x.checks[m.key] =
+            m.value.is_null() ? std::nullopt : std::optional<bool>(boolean(m.value, mp));
       }
       sc_.expect.push_back(std::move(x));
     }
@@ -970,6 +1016,7 @@ class Loader {
       expect_object(n, path);
       check_keys(n, path, {"at_ms", "text", "when"});
       Note note;
+      note.where = Where{n.pos(), path};
       const JsonValue* at = n.find("at_ms");
       if (!at) fail(n.pos(), path, "missing key \"at_ms\"");
       note.at_ms = duration(*at, path + ".at_ms");
@@ -986,23 +1033,28 @@ class Loader {
     x.task = req_text(v, "task", "exercise");
     if (auto* h = v.find("hint")) x.hint = text_of(*h, "exercise.hint");
     x.script = req_string(v, "script", "exercise");
-    if (!sc_.script(x.script)) fail(v.find("script")->pos(), "exercise.script", "no script named \"" + x.script + "\"");
+    if (!sc_.script(x.script))
+      fail(v.find("script")->pos(), "exercise.script", "no script named \"" + x.script + "\"");
     if (auto* var = v.find("variant")) {
       expect_object(*var, "exercise.variant");
       for (const auto& m : var->members()) {
         const Variant* def = sc_.variant(m.key);
-        if (!def) fail(m.key_pos, "exercise.variant." + m.key, "no variant named \"" + m.key + "\"");
+        if (!def)
+          fail(m.key_pos, "exercise.variant." + m.key, "no variant named \"" + m.key + "\"");
         std::string value = string_of(m.value, "exercise.variant." + m.key);
         bool ok = false;
         for (auto& x2 : def->values) ok = ok || x2 == value;
-        if (!ok) fail(m.value.pos(), "exercise.variant." + m.key, "\"" + value + "\" is not one of the values");
+        if (!ok)
+          fail(m.value.pos(), "exercise.variant." + m.key,
+               "\"" + value + "\" is not one of the values");
         x.variant[m.key] = value;
       }
     }
     if (auto* set = v.find("set")) {
       expect_object(*set, "exercise.set");
       for (const auto& m : set->members()) {
-        if (!sc_.param(m.key)) fail(m.key_pos, "exercise.set." + m.key, "no parameter named \"" + m.key + "\"");
+        if (!sc_.param(m.key))
+          fail(m.key_pos, "exercise.set." + m.key, "no parameter named \"" + m.key + "\"");
         x.set[m.key] = integer(m.value, "exercise.set." + m.key);
       }
     }

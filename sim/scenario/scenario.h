@@ -57,11 +57,13 @@ struct Variant {
 struct ServerDef {
   std::string name;
   std::vector<std::pair<std::string, Template>> config;  // CONFIG SET name value, in order
+  std::vector<Pos> config_pos;                           // where each config value is
   Expr clock_offset_ms = Expr::constant(0);
+  Where where;
 };
 
 struct ClientOptionsDef {
-  std::string profile = "v9.0";  // "v9.0" (v9.0..v9.21) or "v9.22"
+  std::string profile = "v9.0";         // "v9.0" (v9.0..v9.21) or "v9.22"
   std::map<std::string, Expr> numbers;  // pool_size, read_timeout_ms, ... (see loader)
   std::map<std::string, bool> flags;    // context_timeout_enabled, retry_pool_timeout, ...
 };
@@ -83,6 +85,7 @@ struct ScriptDef {
 struct ResourceDef {
   std::string name;
   Cond check_fence;  // true: writes with a fence below the highest seen are rejected
+  Where where;
 };
 
 struct Step {
@@ -132,7 +135,7 @@ struct FaultDef {
 };
 
 struct CheckDef {
-  std::string name;  // what expectations call it (defaults to the check)
+  std::string name;   // what expectations call it (defaults to the check)
   std::string check;  // mutual_exclusion, no_foreign_unlock, ...
   std::map<std::string, Template> args;
   std::map<std::string, Expr> numbers;
@@ -149,6 +152,7 @@ struct Note {
   Expr at_ms = Expr::constant(0);
   std::optional<Cond> when;
   Text text;
+  Where where;
 };
 
 struct SetupCommand {
@@ -190,6 +194,7 @@ struct Scenario {
   std::vector<Note> narration;
   std::optional<Exercise> exercise;
   Expr duration_ms = Expr::constant(30000);
+  Where duration_where{{}, "duration_ms"};
 
   const Param* param(const std::string& name) const;
   const Variant* variant(const std::string& name) const;

@@ -18,8 +18,8 @@ const Scenario& scenario(const std::string& id) {
   static std::map<std::string, Scenario> cache;
   auto it = cache.find(id);
   if (it == cache.end()) {
-    auto path = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "scenarios" /
-                (id + ".json");
+    auto path = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
+                "scenarios" / (id + ".json");
     it = cache.emplace(id, load_scenario_file(path.string())).first;
   }
   return it->second;
@@ -48,8 +48,12 @@ void run_scenario_bench(benchmark::State& state, const std::string& id,
   state.counters["events_per_run"] = double(events) / double(std::max<int64_t>(runs, 1));
 }
 
-void BM_EngineTtlDoubleHolder(benchmark::State& state) { run_scenario_bench(state, "ttl-double-holder", {}); }
-void BM_EngineWatchRetryStorm(benchmark::State& state) { run_scenario_bench(state, "watch-retry-storm", {}); }
+void BM_EngineTtlDoubleHolder(benchmark::State& state) {
+  run_scenario_bench(state, "ttl-double-holder", {});
+}
+void BM_EngineWatchRetryStorm(benchmark::State& state) {
+  run_scenario_bench(state, "watch-retry-storm", {});
+}
 void BM_EnginePubSubReconnectLoss(benchmark::State& state) {
   run_scenario_bench(state, "pubsub-reconnect-loss", {});
 }

@@ -63,13 +63,28 @@ struct Case {
 std::vector<Case> cases() {
   return {
       {"ttl-double-holder", {}, {}, {{"mutual_exclusion", false}, {"no_foreign_unlock", false}}},
-      {"ttl-double-holder", {{"release", "lua"}}, {}, {{"mutual_exclusion", false}, {"no_foreign_unlock", true}}},
-      {"ttl-double-holder", {{"watchdog", "on"}}, {}, {{"mutual_exclusion", true}, {"no_foreign_unlock", true}}},
-      {"ttl-double-holder", {{"watchdog", "on"}, {"release", "lua"}}, {}, {{"mutual_exclusion", true}}},
-      {"ttl-double-holder", {{"watchdog", "on"}}, {{"pause_ms", 15000}}, {{"mutual_exclusion", false}}},
+      {"ttl-double-holder",
+       {{"release", "lua"}},
+       {},
+       {{"mutual_exclusion", false}, {"no_foreign_unlock", true}}},
+      {"ttl-double-holder",
+       {{"watchdog", "on"}},
+       {},
+       {{"mutual_exclusion", true}, {"no_foreign_unlock", true}}},
+      {"ttl-double-holder",
+       {{"watchdog", "on"}, {"release", "lua"}},
+       {},
+       {{"mutual_exclusion", true}}},
+      {"ttl-double-holder",
+       {{"watchdog", "on"}},
+       {{"pause_ms", 15000}},
+       {{"mutual_exclusion", false}}},
       {"forged-fence", {}, {}, {{"no_stale_write", true}, {"no_forged_fence", true}}},
       {"forged-fence", {{"resource", "no-check"}}, {}, {{"no_stale_write", false}}},
-      {"forged-fence", {{"token", "forged"}}, {}, {{"no_stale_write", true}, {"no_forged_fence", false}}},
+      {"forged-fence",
+       {{"token", "forged"}},
+       {},
+       {{"no_stale_write", true}, {"no_forged_fence", false}}},
       {"pubsub-reconnect-loss", {}, {}, {{"no_lost_messages", false}}},
       {"pubsub-reconnect-loss", {{"transport", "streams"}}, {}, {{"no_lost_messages", true}}},
       {"pubsub-reconnect-loss", {{"slow-subscriber", "on"}}, {}, {{"no_lost_messages", false}}},
@@ -80,8 +95,14 @@ std::vector<Case> cases() {
        {},
        {{"no_pool_timeouts", true}, {"no_read_timeouts", false}}},
       {"watch-retry-storm", {}, {}, {{"retries_bounded", false}, {"no_oversell", true}}},
-      {"watch-retry-storm", {{"retry", "bounded"}}, {}, {{"retries_bounded", true}, {"no_oversell", true}}},
-      {"watch-retry-storm", {{"atomic", "lua"}}, {}, {{"retries_bounded", true}, {"no_oversell", true}}},
+      {"watch-retry-storm",
+       {{"retry", "bounded"}},
+       {},
+       {{"retries_bounded", true}, {"no_oversell", true}}},
+      {"watch-retry-storm",
+       {{"atomic", "lua"}},
+       {},
+       {{"retries_bounded", true}, {"no_oversell", true}}},
       {"watch-retry-storm", {{"watch", "wrong-connection"}}, {}, {{"no_oversell", false}}},
   };
 }
@@ -100,15 +121,15 @@ TEST(Scenarios, EveryVariantTeachesItsOutcomeForSeeds1To20) {
       EXPECT_TRUE(r.expectation_met) << describe(c) << " seed " << seed;
       EXPECT_FALSE(r.bound_hit) << describe(c) << " seed " << seed;
       for (auto& [name, ok] : c.verdicts)
-        EXPECT_EQ(check(r, name).ok, ok) << describe(c) << " seed " << seed << ": " << name << ": "
-                                         << check(r, name).summary;
+        EXPECT_EQ(check(r, name).ok, ok)
+            << describe(c) << " seed " << seed << ": " << name << ": " << check(r, name).summary;
     }
   }
 }
 
 TEST(Scenarios, SameInputsGiveByteIdenticalTraces) {
-  for (const char* id :
-       {"ttl-double-holder", "forged-fence", "pubsub-reconnect-loss", "pool-exhaustion", "watch-retry-storm"}) {
+  for (const char* id : {"ttl-double-holder", "forged-fence", "pubsub-reconnect-loss",
+                         "pool-exhaustion", "watch-retry-storm"}) {
     RunResult a = run(id, 7), b = run(id, 7), c = run(id, 8);
     std::string ja = trace_to_json(a.trace);
     EXPECT_EQ(ja, trace_to_json(b.trace)) << id;
@@ -138,7 +159,8 @@ TEST(Scenarios, TtlDoubleHolderShowsWhoHeldTheLockTogether) {
   // B took the lock once it expired (10 s); A's DEL at 12 s freed it for C.
   EXPECT_GE(me.violations[0].from_us, 10'000'000);
   EXPECT_LT(me.violations[0].from_us, 10'400'000);
-  EXPECT_NE(me.violations[1].text.find("B and C held lock:job:42 together from 12."), std::string::npos)
+  EXPECT_NE(me.violations[1].text.find("B and C held lock:job:42 together from 12."),
+            std::string::npos)
       << me.violations[1].text;
   const CheckResult& fu = check(r, "no_foreign_unlock");
   EXPECT_NE(fu.summary.find("A's DEL at 12."), std::string::npos) << fu.summary;
@@ -168,14 +190,17 @@ TEST(Scenarios, ForgedFenceRejectsTheStaleWriteAndThenTheGenuineOnes) {
   RunResult r = run("forged-fence", 1);
   bool rejected_33 = false;
   for (auto& e : r.trace.events())
-    if (e.kind == "resource_reject" && e.actor == "A" && e.text.find("fence=33") != std::string::npos)
+    if (e.kind == "resource_reject" && e.actor == "A" &&
+        e.text.find("fence=33") != std::string::npos)
       rejected_33 = true;
   EXPECT_TRUE(rejected_33);
   RunResult f = run("forged-fence", 1, {{"token", "forged"}});
   EXPECT_NE(check(f, "no_forged_fence").summary.find("fence 99"), std::string::npos);
   size_t b_rejected = 0;
   for (auto& e : f.trace.events())
-    if (e.kind == "resource_reject" && e.actor == "B" && e.text.find("fence=34") != std::string::npos) b_rejected++;
+    if (e.kind == "resource_reject" && e.actor == "B" &&
+        e.text.find("fence=34") != std::string::npos)
+      b_rejected++;
   EXPECT_GE(b_rejected, 1u);
 }
 
@@ -223,7 +248,8 @@ TEST(Scenarios, PoolExhaustionFailsHandlersWithPoolTimeoutAndTracesPoolStats) {
   EXPECT_TRUE(failed_call);
   EXPECT_GE(count(r, "pool_stats"), 4u);
   // The slow server drains the pool through read timeouts and closed connections instead.
-  RunResult slow = run("pool-exhaustion", 1, {{"server", "slow"}, {"blocking", "dedicated-client"}});
+  RunResult slow =
+      run("pool-exhaustion", 1, {{"server", "slow"}, {"blocking", "dedicated-client"}});
   EXPECT_EQ(count(slow, "pool_timeout"), 0u);
   EXPECT_GE(count(slow, "read_timeout"), 3u);
   EXPECT_GE(count(slow, "conn_close"), 3u);
@@ -264,7 +290,9 @@ TEST(Scenarios, ExerciseScriptIsGradedByItsBehaviour) {
     }
     return true;
   };
-  EXPECT_TRUE(passes("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"));
+  EXPECT_TRUE(
+      passes("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
+             "return 0"));
   EXPECT_FALSE(passes("return redis.call('DEL', KEYS[1])"));
 }
 
