@@ -93,7 +93,8 @@ void Pool::get(TimeUs deadline_us, TraceTag tag, GetDone done) {
   });
   tracer_.event("pool_wait", -1, tag.step, tag.attempt,
                 std::to_string(waiters_.size() + 1) + " waiting, " + std::to_string(turns_used_) +
-                    "/" + std::to_string(options_.pool_size) + " in use", tag.actor);
+                    "/" + std::to_string(options_.pool_size) + " in use",
+                tag.actor);
   // The waiter keeps its own deadline for when it gets the turn.
   waiters_.push_back(std::move(w));
 }

@@ -47,9 +47,9 @@
 #include <lua.hpp>
 
 #include <algorithm>
-#include <cstdint>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -7,13 +7,13 @@
 #include "sim/core/assert.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cctype>
-#include <cerrno>
 #include <array>
 #include <cassert>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "sim/fake/util.h"
 
@@ -21,12 +21,18 @@ namespace redlab::fake {
 
 const char* type_name(ValueType t) {
   switch (t) {
-    case ValueType::String: return "string";
-    case ValueType::List: return "list";
-    case ValueType::Hash: return "hash";
-    case ValueType::Set: return "set";
-    case ValueType::ZSet: return "zset";
-    case ValueType::Stream: return "stream";
+    case ValueType::String:
+      return "string";
+    case ValueType::List:
+      return "list";
+    case ValueType::Hash:
+      return "hash";
+    case ValueType::Set:
+      return "set";
+    case ValueType::ZSet:
+      return "zset";
+    case ValueType::Stream:
+      return "stream";
   }
   return "none";
 }
@@ -64,8 +70,7 @@ bool HashValue::erase(std::string_view field) {
 
 Ctx::Ctx(Server& s, Client& c, const Argv& a, const CommandSpec& spec, TimeUs now,
          std::vector<Reply>* sink)
-    : server(s), client(c), argv(a), cmd(spec), now_us(now), now_ms(s.unix_ms(now)),
-      sink_(sink) {}
+    : server(s), client(c), argv(a), cmd(spec), now_us(now), now_ms(s.unix_ms(now)), sink_(sink) {}
 
 Reply* Ctx::direct_reply() {
   if (sink_ || !server.capture_) return nullptr;
@@ -163,7 +168,9 @@ void Ctx::block(std::vector<std::string> keys, TimeUs timeout_us, Reply timeout_
   }
 }
 
-Db& Ctx::db() { return server.dbs_[static_cast<size_t>(client.db)]; }
+Db& Ctx::db() {
+  return server.dbs_[static_cast<size_t>(client.db)];
+}
 
 Entry* Ctx::lookup_read(std::string_view key) {
   Db& d = db();
@@ -223,11 +230,17 @@ bool Ctx::remove_expire(std::string_view key) {
   return true;
 }
 
-void Ctx::signal_modified(std::string_view key) { server.touch_watched_key(client.db, key); }
+void Ctx::signal_modified(std::string_view key) {
+  server.touch_watched_key(client.db, key);
+}
 
-void Ctx::signal_key_ready(std::string_view key) { server.mark_key_ready(client.db, key); }
+void Ctx::signal_key_ready(std::string_view key) {
+  server.mark_key_ready(client.db, key);
+}
 
-void Ctx::server_watch(std::string_view key) { server.watch_key(client, key); }
+void Ctx::server_watch(std::string_view key) {
+  server.watch_key(client, key);
+}
 
 bool Ctx::int_arg(size_t i, int64_t& out, std::string_view msg) {
   auto v = parse_int64(argv[i]);
@@ -593,7 +606,9 @@ OutputLimit pubsub_output_limit(const std::map<std::string, std::string>& config
 }
 
 // A subscriber that does not read on its own: the only kind the limit applies to here.
-bool output_limited(const Client& c) { return c.subscriptions() > 0 && !c.auto_read; }
+bool output_limited(const Client& c) {
+  return c.subscriptions() > 0 && !c.auto_read;
+}
 
 }  // namespace
 
@@ -923,22 +938,53 @@ struct SubcommandArity {
   int arity;
 };
 constexpr SubcommandArity kSubcommands[] = {
-    {"client", "id", 2},          {"client", "setname", 3},     {"client", "getname", 2},
-    {"client", "list", -2},       {"client", "info", 2},        {"client", "kill", -3},
-    {"client", "help", 2},        {"client", "pause", -3},      {"client", "unpause", 2},
-    {"client", "reply", 3},       {"client", "no-evict", 3},    {"client", "tracking", -3},
-    {"client", "caching", 3},     {"client", "getredir", 2},    {"client", "trackinginfo", 2},
-    {"client", "unblock", -3},    {"config", "get", -3},        {"config", "set", -4},
-    {"config", "resetstat", 2},   {"config", "rewrite", 2},     {"config", "help", 2},
-    {"slowlog", "get", -2},       {"slowlog", "len", 2},        {"slowlog", "reset", 2},
-    {"slowlog", "help", 2},       {"script", "load", 3},        {"script", "exists", -3},
-    {"script", "flush", -2},      {"script", "kill", 2},        {"script", "help", 2},
-    {"script", "debug", 3},       {"xgroup", "create", -5},     {"xgroup", "destroy", 4},
-    {"xgroup", "createconsumer", 5}, {"xgroup", "delconsumer", 5}, {"xgroup", "setid", -5},
-    {"xgroup", "help", 2},        {"pubsub", "channels", -2},   {"pubsub", "numsub", -2},
-    {"pubsub", "numpat", 2},      {"pubsub", "shardchannels", -2}, {"pubsub", "shardnumsub", -2},
-    {"pubsub", "help", 2},        {"xinfo", "stream", -3},      {"xinfo", "groups", 3},
-    {"xinfo", "consumers", 4},    {"xinfo", "help", 2},
+    {"client", "id", 2},
+    {"client", "setname", 3},
+    {"client", "getname", 2},
+    {"client", "list", -2},
+    {"client", "info", 2},
+    {"client", "kill", -3},
+    {"client", "help", 2},
+    {"client", "pause", -3},
+    {"client", "unpause", 2},
+    {"client", "reply", 3},
+    {"client", "no-evict", 3},
+    {"client", "tracking", -3},
+    {"client", "caching", 3},
+    {"client", "getredir", 2},
+    {"client", "trackinginfo", 2},
+    {"client", "unblock", -3},
+    {"config", "get", -3},
+    {"config", "set", -4},
+    {"config", "resetstat", 2},
+    {"config", "rewrite", 2},
+    {"config", "help", 2},
+    {"slowlog", "get", -2},
+    {"slowlog", "len", 2},
+    {"slowlog", "reset", 2},
+    {"slowlog", "help", 2},
+    {"script", "load", 3},
+    {"script", "exists", -3},
+    {"script", "flush", -2},
+    {"script", "kill", 2},
+    {"script", "help", 2},
+    {"script", "debug", 3},
+    {"xgroup", "create", -5},
+    {"xgroup", "destroy", 4},
+    {"xgroup", "createconsumer", 5},
+    {"xgroup", "delconsumer", 5},
+    {"xgroup", "setid", -5},
+    {"xgroup", "help", 2},
+    {"pubsub", "channels", -2},
+    {"pubsub", "numsub", -2},
+    {"pubsub", "numpat", 2},
+    {"pubsub", "shardchannels", -2},
+    {"pubsub", "shardnumsub", -2},
+    {"pubsub", "help", 2},
+    {"xinfo", "stream", -3},
+    {"xinfo", "groups", 3},
+    {"xinfo", "consumers", 4},
+    {"xinfo", "help", 2},
 };
 
 }  // namespace
@@ -969,8 +1015,8 @@ std::string subcommand_error(const CommandSpec& spec, const Argv& argv) {
   if (!container) return "";
   std::string upper = spec.name;
   for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  std::string msg = "ERR unknown subcommand '" + argv[1].substr(0, 128) + "'. Try " + upper +
-                    " HELP.";
+  std::string msg =
+      "ERR unknown subcommand '" + argv[1].substr(0, 128) + "'. Try " + upper + " HELP.";
   for (char& ch : msg)
     if (ch == '\r' || ch == '\n') ch = ' ';
   return msg;
@@ -1063,7 +1109,8 @@ TimeUs Server::next_event_us() const {
   TimeUs best = kNever;
   if (running_) best = std::min(best, running_next_us_);
   if (!running_) {
-    if (auto i = next_runnable()) best = std::min(best, std::max(queue_[*i].arrive_us, busy_until_us_));
+    if (auto i = next_runnable())
+      best = std::min(best, std::max(queue_[*i].arrive_us, busy_until_us_));
     best = std::min(best, next_expiry_us());
   }
   best = std::min(best, next_block_timeout_us());

@@ -66,7 +66,7 @@ enum CommandFlag : uint32_t {
   kAllowBusy = 1u << 5,  // runs while a script is past busy-reply-threshold
   kBlocking = 1u << 6,
   kFast = 1u << 7,
-  kNoMulti = 1u << 8,    // not queued by MULTI: executed (or refused) at once
+  kNoMulti = 1u << 8,        // not queued by MULTI: executed (or refused) at once
   kAllowInPubSub = 1u << 9,  // allowed in RESP2 subscriber context
 };
 
@@ -86,7 +86,7 @@ struct CommandSpec {
   int last_key = 0;   // -1 = last argument
   int key_step = 0;
   bool has_subcommands = false;  // CLIENT, CONFIG, ...: set from the subcommand table
-  TimeUs service_us = 0;  // 0 = the server's default service time
+  TimeUs service_us = 0;         // 0 = the server's default service time
   // DEBUG, KEYS: the service time depends on argv or the keyspace. Set by the server.
   bool variable_cost = false;
 };
@@ -210,8 +210,8 @@ class Ctx {
   Client& client;
   const Argv& argv;
   const CommandSpec& cmd;
-  TimeUs now_us;   // virtual time the command runs at
-  int64_t now_ms;  // the server's unix time in ms at that moment (what expiry compares to)
+  TimeUs now_us;           // virtual time the command runs at
+  int64_t now_ms;          // the server's unix time in ms at that moment (what expiry compares to)
   bool in_exec = false;    // inside EXEC: blocking commands answer as if timed out
   bool in_script = false;  // called from Lua
   bool retrying = false;   // a blocked command run again because a key became ready
