@@ -42,7 +42,6 @@ struct Common {
   bool json = false;
   int64_t seeds = 0;
   std::map<std::string, std::string> script_files;
-  bool seed_given = false;
 };
 
 int64_t parse_number(const std::string& flag, const std::string& text, int64_t min, int64_t max) {
@@ -77,7 +76,6 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
       throw UsageError{"unknown option " + a + " for '" + cmd + "' (see redlab --help)"};
     if (a == "--seed") {
       c.run.seed = uint64_t(parse_number(a, value(), 0, INT64_MAX));
-      c.seed_given = true;
     } else if (a == "--set") {
       auto [k, v] = split_pair(a, value());
       auto n = parse_int(v);
@@ -179,7 +177,6 @@ std::string chart(const RunResult& r, int width) {
   size_t name_w = 6;
   for (auto& a : r.actors) name_w = std::max(name_w, a.size() + 2);
   std::map<std::string, std::string> rows;
-  std::map<std::string, std::string> host_of;  // actors on a shared client pause together
   for (auto& a : r.actors) rows[a] = std::string(width, ' ');
   auto paint = [&](const std::string& actor, TimeUs from, TimeUs to, char c, int rank) {
     static const std::string order = " .-w~#!P";  // later wins
@@ -217,13 +214,10 @@ std::string chart(const RunResult& r, int width) {
         e.kind == "resource_reject" || e.kind == "pubsub_disconnected")
       paint(e.actor, e.time_us, e.time_us + 1, '!', 6);
     if (e.kind == "fault" && e.text.rfind("pause", 0) == 0) paused_from[e.actor] = e.time_us;
-    if (e.kind == "fault" && e.text == "resume" && paused_from.count(e.actor)) {
-      for (auto& a : r.actors)
-        if (a == e.actor || r.trace.meta().count("client." + e.actor)) {
-          // A paused host stops every actor on it; a single actor's host is the actor.
-          if (a == e.actor) paint(a, paused_from[e.actor], e.time_us, 'P', 7);
-        }
-    }
+    // A pause is traced on the paused host: an actor's own process, or a shared client's
+    // (whose actors have no row of that name).
+    if (e.kind == "fault" && e.text == "resume" && paused_from.count(e.actor))
+      paint(e.actor, paused_from[e.actor], e.time_us, 'P', 7);
   }
   for (auto& [a, t] : started)
     if (!ended.count(a)) paint(a, t, end, '.', 1);
@@ -310,12 +304,12 @@ void print_text(const Scenario& sc, const RunResult& r, const std::string& lang)
   if (hidden) std::cout << "  ... " << hidden << " more (write them all with --trace FILE)\n";
   std::cout << "\nchecks\n";
   for (const auto& c : r.checks) {
-    std::cout << "  " << (c.ok ? "ok    " : "FAILED") << "  " << c.name << ": " << c.summary;
+    std::cout << "  " << (c.ok ? "holds   " : "VIOLATED") << "  " << c.name << ": " << c.summary;
     if (c.expected)
       std::cout << (c.ok == *c.expected ? "   [as expected]" : "   [NOT AS EXPECTED]");
     std::cout << "\n";
     for (size_t i = 1; i < c.violations.size() && i < 5; i++)
-      std::cout << "          " << c.violations[i].text << "\n";
+      std::cout << "            " << c.violations[i].text << "\n";
   }
   std::cout << "\n"
             << (r.expectation_met ? "expectation met" : "expectation NOT met") << " ("
@@ -503,34 +497,49 @@ int explore_main(const std::vector<std::string>& args) {
     };
     std::vector<Tally> tally(first.checks.size());
     int64_t unmet = 0, first_unmet = -1;
+    struct Outcome {
+      int64_t seed = 0;
+      std::vector<bool> ok;
+      std::vector<std::string> summaries;  // of the violated checks
+      bool met = true;
+    };
+    auto outcome_of = [](int64_t seed, const RunResult& r) {
+      Outcome o{seed, {}, {}, r.expectation_met};
+      for (auto& ch : r.checks) {
+        o.ok.push_back(ch.ok);
+        o.summaries.push_back(ch.ok ? std::string() : ch.summary);
+      }
+      return o;
+    };
     auto t0 = std::chrono::steady_clock::now();
-    // Seeds are independent runs: split them over the cores, merge in seed order.
+    // Seed 1 ran above; the others are independent runs, split over the cores and merged in
+    // seed order. A run-time error in any seed is reported once, for the smallest such seed.
     unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-    std::vector<std::vector<std::pair<int64_t, RunResult>>> parts(threads);
-    std::vector<std::vector<std::tuple<int64_t, std::vector<bool>, std::vector<std::string>, bool>>>
-        outs(threads);
+    std::vector<std::vector<Outcome>> outs(threads);
+    std::vector<std::optional<std::pair<int64_t, std::string>>> errors(threads);
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; t++) {
       pool.emplace_back([&, t] {
-        for (int64_t seed = 1 + t; seed <= c.seeds; seed += threads) {
+        for (int64_t seed = 2 + t; seed <= c.seeds; seed += threads) {
           RunOptions o = c.run;
           o.seed = uint64_t(seed);
-          RunResult r = run_scenario(sc, o);
-          std::vector<bool> ok;
-          std::vector<std::string> summaries;
-          for (auto& ch : r.checks) {
-            ok.push_back(ch.ok);
-            summaries.push_back(ch.ok ? std::string() : ch.summary);
+          try {
+            outs[t].push_back(outcome_of(seed, run_scenario(sc, o)));
+          } catch (const ScenarioError& e) {
+            errors[t] = {seed, e.what()};
+            return;
           }
-          outs[t].emplace_back(seed, std::move(ok), std::move(summaries), r.expectation_met);
         }
       });
     }
     for (auto& th : pool) th.join();
-    std::vector<std::tuple<int64_t, std::vector<bool>, std::vector<std::string>, bool>> all;
+    std::optional<std::pair<int64_t, std::string>> error;
+    for (auto& e : errors)
+      if (e && (!error || e->first < error->first)) error = e;
+    if (error) throw UsageError{"seed " + std::to_string(error->first) + ": " + error->second};
+    std::vector<Outcome> all{outcome_of(1, first)};
     for (auto& o : outs) all.insert(all.end(), o.begin(), o.end());
-    std::sort(all.begin(), all.end(),
-              [](auto& a, auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.seed < b.seed; });
     for (auto& [seed, ok, summaries, met] : all) {
       for (size_t i = 0; i < ok.size() && i < tally.size(); i++)
         if (!ok[i]) {

@@ -371,3 +371,23 @@ TEST(ScenarioCliTrace, FailedRunKeepsExistingTrace) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ScenarioCliExplore, RunTimeErrorInALaterSeedIsOneLocatedLine) {
+  // Seeds 1 and 2 run; seed 3 divides by zero. explore runs seeds on worker threads: the
+  // error must come back as bad input for that seed, not end the process.
+  TempDir dir;
+  fs::path file = dir.path() / "seed-error.json";
+  std::ofstream(file) << R"({"id": "seed-error", "title": "fails at seed 3",
+ "actors": [{"name": "A", "steps": [{"do": "sleep", "ms": "1000/(seed-3)+1000"}]}],
+ "duration_ms": 100})";
+  Outcome o = run_redlab({"explore", file.string(), "--seeds", "40"});
+  expect_one_error_line(o);
+  EXPECT_NE(o.err.find("seed 3: " + file.string() + ":2:37: actors[0].steps[0].ms: "),
+            std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("division by zero"), std::string::npos) << o.err;
+}
+
+}  // namespace

@@ -73,27 +73,25 @@ void Client::do_command(const Context& ctx, Argv argv, Done done) {
 
 void Client::pipeline(const Context& ctx, std::vector<Argv> cmds, PipelineDone done) {
   REDLAB_ASSERT(!cmds.empty() && "a pipeline has commands");
-  auto call = std::make_shared<Call>();
-  call->kind = CallKind::Pipeline;
-  call->ctx = ctx;
-  call->cmds = std::move(cmds);
-  call->done = std::move(done);
-  tracer_.event("call", -1, ctx.step, -1,
-                "pipeline of " + std::to_string(call->cmds.size()) + ": " +
-                    command_line(call->cmds[0]) + (call->cmds.size() > 1 ? " ..." : ""), ctx.actor);
-  run(std::move(call));
+  run_batch(CallKind::Pipeline, "pipeline", ctx, std::move(cmds), std::move(done));
 }
 
 void Client::tx_pipeline(const Context& ctx, std::vector<Argv> cmds, PipelineDone done) {
   REDLAB_ASSERT(!cmds.empty() && "a transaction has commands");
+  run_batch(CallKind::Tx, "tx_pipeline", ctx, std::move(cmds), std::move(done));
+}
+
+void Client::run_batch(CallKind kind, const char* what, const Context& ctx, std::vector<Argv> cmds,
+                       PipelineDone done) {
   auto call = std::make_shared<Call>();
-  call->kind = CallKind::Tx;
+  call->kind = kind;
   call->ctx = ctx;
   call->cmds = std::move(cmds);
   call->done = std::move(done);
   tracer_.event("call", -1, ctx.step, -1,
-                "tx_pipeline of " + std::to_string(call->cmds.size()) + ": " +
-                    command_line(call->cmds[0]) + (call->cmds.size() > 1 ? " ..." : ""), ctx.actor);
+                std::string(what) + " of " + std::to_string(call->cmds.size()) + ": " +
+                    command_line(call->cmds[0]) + (call->cmds.size() > 1 ? " ..." : ""),
+                ctx.actor);
   run(std::move(call));
 }
 

@@ -157,6 +157,9 @@ class Client {
   // initConn on a fresh connection (also used by PubSub).
   void init_conn(const Context& ctx, const Pool::ConnPtr& conn, TraceTag tag,
                  std::function<void(Error)> done);
+  // pipeline and tx_pipeline: one call of several commands.
+  void run_batch(CallKind kind, const char* what, const Context& ctx, std::vector<Argv> cmds,
+                 PipelineDone done);
   void run(std::shared_ptr<Call> call);
   void attempt(std::shared_ptr<Call> call);
   void on_conn(std::shared_ptr<Call> call, Pool::ConnPtr conn);

@@ -6,7 +6,10 @@
 namespace redlab::client {
 
 PubSub::PubSub(Client& client, int64_t step, std::string actor)
-    : client_(client), step_(step), actor_(std::move(actor)), alive_(std::make_shared<bool>(true)) {}
+    : client_(client),
+      step_(step),
+      actor_(std::move(actor)),
+      alive_(std::make_shared<bool>(true)) {}
 
 PubSub::~PubSub() {
   *alive_ = false;
@@ -68,26 +71,23 @@ void PubSub::adopt(Pool::ConnPtr conn) {
 
 void PubSub::subscribe(std::vector<std::string> channels, Client::ErrorDone done) {
   REDLAB_ASSERT(!channels.empty() && "subscribe to at least one channel");
-  Argv argv{"SUBSCRIBE"};
-  for (std::string& c : channels) argv.push_back(c);
-  client_.tracer().event("call", -1, step_, -1, command_line(argv), actor_);
-  with_conn([this, argv = std::move(argv), done = std::move(done)](Error err) {
-    if (!err.ok()) return done(err);
-    for (size_t i = 1; i < argv.size(); i++) channels_.insert(argv[i]);
-    client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv), actor_);
-    conn_->write(argv);
-    done(Error::none());
-  });
+  send_subscribe("SUBSCRIBE", channels_, std::move(channels), std::move(done));
 }
 
 void PubSub::psubscribe(std::vector<std::string> patterns, Client::ErrorDone done) {
   REDLAB_ASSERT(!patterns.empty() && "psubscribe to at least one pattern");
-  Argv argv{"PSUBSCRIBE"};
-  for (std::string& p : patterns) argv.push_back(p);
+  send_subscribe("PSUBSCRIBE", patterns_, std::move(patterns), std::move(done));
+}
+
+// The names join `into` once the connection exists, so a reconnect resubscribes to them.
+void PubSub::send_subscribe(const char* command, std::set<std::string>& into,
+                            std::vector<std::string> names, Client::ErrorDone done) {
+  Argv argv{command};
+  for (std::string& n : names) argv.push_back(std::move(n));
   client_.tracer().event("call", -1, step_, -1, command_line(argv), actor_);
-  with_conn([this, argv = std::move(argv), done = std::move(done)](Error err) {
+  with_conn([this, &into, argv = std::move(argv), done = std::move(done)](Error err) {
     if (!err.ok()) return done(err);
-    for (size_t i = 1; i < argv.size(); i++) patterns_.insert(argv[i]);
+    into.insert(argv.begin() + 1, argv.end());
     client_.tracer().event("command", conn_->id(), step_, -1, command_line(argv), actor_);
     conn_->write(argv);
     done(Error::none());
@@ -150,7 +150,8 @@ void PubSub::handle_push(Reply reply) {
 
 void PubSub::handle_eof() {
   if (closed_ || !conn_) return;
-  client_.tracer().event("pubsub_disconnected", conn_->id(), step_, -1, std::string(kEofText), actor_);
+  client_.tracer().event("pubsub_disconnected", conn_->id(), step_, -1, std::string(kEofText),
+                         actor_);
   conn_->close();
   conn_.reset();
   reconnects_++;
@@ -160,12 +161,14 @@ void PubSub::handle_eof() {
 void PubSub::redial(int64_t tries) {
   if (closed_) return;
   if (tries >= kReconnectAttemptsMax) {
-    client_.tracer().event("pubsub_gave_up", -1, step_, tries, "reconnect attempts exhausted", actor_);
+    client_.tracer().event("pubsub_gave_up", -1, step_, tries, "reconnect attempts exhausted",
+                           actor_);
     return;
   }
   std::weak_ptr<bool> alive = alive_;
   client_.pool().dial_unpooled(
-      kTimeNeverUs, TraceTag{step_, tries, actor_}, [this, alive, tries](Pool::ConnPtr conn, Error err) {
+      kTimeNeverUs, TraceTag{step_, tries, actor_},
+      [this, alive, tries](Pool::ConnPtr conn, Error err) {
         auto a = alive.lock();
         if (!a || !*a || closed_) return;
         auto retry_later = [this, alive, tries] {
@@ -176,21 +179,22 @@ void PubSub::redial(int64_t tries) {
                                   });
         };
         if (!err.ok()) return retry_later();
-        client_.init_conn(Context{kTimeNeverUs, step_, actor_}, conn, TraceTag{step_, tries, actor_},
-                          [this, alive, conn, retry_later](Error e) {
-                            auto a2 = alive.lock();
-                            if (!a2 || !*a2 || closed_) return;
-                            if (!e.ok()) {
-                              conn->close();
-                              return retry_later();
-                            }
-                            adopt(conn);
-                            client_.tracer().event(
-                                "pubsub_resubscribe", conn_->id(), step_, -1,
-                                std::to_string(channels_.size()) + " channels, " +
-                                    std::to_string(patterns_.size()) + " patterns", actor_);
-                            send_subscriptions();
-                          });
+        client_.init_conn(
+            Context{kTimeNeverUs, step_, actor_}, conn, TraceTag{step_, tries, actor_},
+            [this, alive, conn, retry_later](Error e) {
+              auto a2 = alive.lock();
+              if (!a2 || !*a2 || closed_) return;
+              if (!e.ok()) {
+                conn->close();
+                return retry_later();
+              }
+              adopt(conn);
+              client_.tracer().event("pubsub_resubscribe", conn_->id(), step_, -1,
+                                     std::to_string(channels_.size()) + " channels, " +
+                                         std::to_string(patterns_.size()) + " patterns",
+                                     actor_);
+              send_subscriptions();
+            });
       });
 }
 

@@ -61,6 +61,8 @@ class PubSub {
   static constexpr int64_t kReconnectAttemptsMax = 10000;
 
  private:
+  void send_subscribe(const char* command, std::set<std::string>& into,
+                      std::vector<std::string> names, Client::ErrorDone done);
   void with_conn(std::function<void(Error)> then);
   void dialed(Pool::ConnPtr conn, Error err);
   void adopt(Pool::ConnPtr conn);

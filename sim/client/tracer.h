@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/cmdline.h"
 #include "sim/core/trace.h"
 #include "sim/net/process.h"
 
@@ -17,8 +18,8 @@ class Tracer {
 
   const std::string& actor() const { return process_.name(); }
   // actor: who acted when several actors (goroutines) share one client; empty = the process.
-  void event(std::string kind, int64_t connection, int64_t step, int64_t attempt,
-             std::string text, const std::string& actor = {}) const {
+  void event(std::string kind, int64_t connection, int64_t step, int64_t attempt, std::string text,
+             const std::string& actor = {}) const {
     if (!trace_) return;
     trace_->append(TraceEvent{process_.now_us(), std::move(kind),
                               actor.empty() ? process_.name() : actor, connection, step, attempt,
@@ -30,8 +31,7 @@ class Tracer {
   net::Process& process_;
 };
 
-// A command line for a trace: words joined by spaces, redis-cli quoting where needed, cut
-// to max_chars.
-std::string command_line(const std::vector<std::string>& argv, size_t max_chars = 120);
+// A command line for a trace (sim/core/cmdline.h).
+using redlab::command_line;
 
 }  // namespace redlab::client

@@ -1,5 +1,7 @@
 #include "sim/core/cmdline.h"
 
+#include "sim/core/reply.h"
+
 namespace redlab {
 namespace {
 
@@ -102,6 +104,23 @@ std::optional<std::vector<std::string>> split_args(std::string_view input) {
     }
     args.push_back(std::move(current));
   }
+}
+
+std::string command_line(const std::vector<std::string>& argv, size_t max_chars) {
+  std::string out;
+  for (const std::string& a : argv) {
+    if (!out.empty()) out += ' ';
+    bool plain = !a.empty();
+    for (unsigned char ch : a)
+      if (ch <= ' ' || ch >= 127 || ch == '"' || ch == '\'' || ch == '\\') plain = false;
+    out += plain ? a : quote_repr(a);
+    if (out.size() > max_chars) break;
+  }
+  if (out.size() > max_chars) {
+    out.resize(max_chars);
+    out += "...";
+  }
+  return out;
 }
 
 }  // namespace redlab

@@ -15,4 +15,8 @@ namespace redlab {
 // A NUL byte ends the line, as it does in the C original.
 std::optional<std::vector<std::string>> split_args(std::string_view line);
 
+// The other way: a command line for people (traces, timelines). Words joined by blanks,
+// quoted with redis-cli's "..." rendering where needed, cut to max_chars (then "...").
+std::string command_line(const std::vector<std::string>& argv, size_t max_chars = 120);
+
 }  // namespace redlab

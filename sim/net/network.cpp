@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/core/assert.h"
+#include "sim/core/cmdline.h"
 #include "sim/core/reply.h"
 
 namespace redlab::net {
@@ -364,13 +365,8 @@ void Network::server_command(std::string_view server, Argv argv) {
   if (port.admin == 0 || !port.server->connected(port.admin))
     port.admin = port.server->connect(now);
   if (trace_) {
-    std::string line;
-    for (const std::string& a : argv) {
-      bool plain = !a.empty();
-      for (char ch : a) plain = plain && ch > ' ' && ch < 127 && ch != '"' && ch != '\'';
-      line += (line.empty() ? "" : " ") + (plain ? a : quote_repr(a));
-    }
-    trace_->append(TraceEvent{now, "server_command", std::string(server), -1, -1, -1, line});
+    trace_->append(
+        TraceEvent{now, "server_command", std::string(server), -1, -1, -1, command_line(argv)});
   }
   port.server->submit(port.admin, std::move(argv), now);
   kick(std::string(server));

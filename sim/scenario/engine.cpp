@@ -130,24 +130,21 @@ class Engine {
   // Inputs and values
   // ---------------------------------------------------------------------------------
   [[noreturn]] void fail(const Where& w, const std::string& message) const {
-    std::string where =
-        sc_.file + ":" + std::to_string(w.pos.line) + ":" + std::to_string(w.pos.column) + ": ";
-    if (!w.path.empty()) where += w.path + ": ";
-    throw ScenarioError(where + message);
+    throw_located(sc_.file, w, message);
   }
 
   void resolve_inputs() {
     for (auto& [k, v] : opt_.variant) {
       const Variant* var = sc_.variant(k);
       if (!var) {
-        std::string list;
-        for (auto& x : sc_.variants) list += (list.empty() ? "" : ", ") + x.name;
+        std::vector<std::string> names;
+        for (auto& x : sc_.variants) names.push_back(x.name);
+        std::string list = comma_list(names);
         throw ScenarioError("--variant " + k + "=" + v + ": " + sc_.id + " has no variant \"" + k +
                             "\" (it has: " + (list.empty() ? "none" : list) + ")");
       }
       if (std::find(var->values.begin(), var->values.end(), v) == var->values.end()) {
-        std::string list;
-        for (auto& x : var->values) list += (list.empty() ? "" : ", ") + x;
+        std::string list = comma_list(var->values);
         throw ScenarioError("--variant " + k + "=" + v + ": \"" + v + "\" is not a value of " + k +
                             " (values: " + list + ")");
       }
@@ -155,8 +152,9 @@ class Engine {
     for (auto& [k, v] : opt_.set) {
       const Param* p = sc_.param(k);
       if (!p) {
-        std::string list;
-        for (auto& x : sc_.params) list += (list.empty() ? "" : ", ") + x.name;
+        std::vector<std::string> names;
+        for (auto& x : sc_.params) names.push_back(x.name);
+        std::string list = comma_list(names);
         throw ScenarioError("--set " + k + "=" + std::to_string(v) + ": " + sc_.id +
                             " has no parameter \"" + k +
                             "\" (it has: " + (list.empty() ? "none" : list) + ")");
@@ -193,13 +191,17 @@ class Engine {
   Env env(const ActorRt* a) const {
     return [this, a](std::string_view n) { return lookup(a, n); };
   }
-  int64_t num(const Expr& e, const ActorRt* a, const Where& w) const {
+  // Evaluates an expression, template or condition of the file; an EvalError becomes a
+  // located ScenarioError.
+  template <typename T>
+  auto eval(const T& x, const ActorRt* a, const Where& w) const {
     try {
-      return e.eval(env(a));
+      return x.eval(env(a));
     } catch (const EvalError& err) {
-      fail(w, "\"" + e.source() + "\": " + err.message);
+      fail(w, "\"" + x.source() + "\": " + err.message);
     }
   }
+  int64_t num(const Expr& e, const ActorRt* a, const Where& w) const { return eval(e, a, w); }
   int64_t dur_ms(const Expr& e, const ActorRt* a, const Where& w) const {
     int64_t v = num(e, a, w);
     if (v < 0)
@@ -209,19 +211,9 @@ class Engine {
     return v;
   }
   std::string str(const Template& t, const ActorRt* a, const Where& w) const {
-    try {
-      return t.eval(env(a));
-    } catch (const EvalError& err) {
-      fail(w, "\"" + t.source() + "\": " + err.message);
-    }
+    return eval(t, a, w);
   }
-  bool test(const Cond& c, const ActorRt* a, const Where& w) const {
-    try {
-      return c.eval(env(a));
-    } catch (const EvalError& err) {
-      fail(w, "\"" + c.source() + "\": " + err.message);
-    }
-  }
+  bool test(const Cond& c, const ActorRt* a, const Where& w) const { return eval(c, a, w); }
   Where field(const Step& s, const char* key) const {
     return Where{s.where.pos, s.where.path + "." + key};
   }
@@ -469,6 +461,7 @@ class Engine {
     a.timer = 0;
     a.after_extend = nullptr;
     emit(a, "abandon", -1, why);
+    close_holds(a, "abandoned");
     finish_actor(a, "abandoned: " + why);
   }
 
@@ -512,7 +505,8 @@ class Engine {
     if (op == "command") return do_command(a, s, std::move(k));
     if (op == "pipeline" || op == "tx") return do_pipeline(a, s, std::move(k));
     if (op == "sleep" || op == "work") return do_wait(a, s, std::move(k));
-    if (op == "lock_acquire" || op == "fenced_acquire") return do_acquire(a, s, 0, std::move(k));
+    if (op == "lock_acquire" || op == "fenced_acquire")
+      return do_acquire(a, s, 0, scheduler_.now_us(), std::move(k));
     if (op == "lock_release") return do_release(a, s, std::move(k));
     if (op == "lock_extend") return do_extend(a, s, std::move(k));
     if (op == "watchdog") return do_watchdog(a, s, std::move(k));
@@ -610,7 +604,8 @@ class Engine {
     return t;
   }
 
-  void do_acquire(ActorRt& a, const Step& s, int64_t tries, K k) {
+  // tries: attempts so far; started_us: when the first began (for wait_ms).
+  void do_acquire(ActorRt& a, const Step& s, int64_t tries, TimeUs started_us, K k) {
     std::string lock = step_str(a, s, "lock");
     int64_t ttl = step_ms(a, s, "ttl_ms", 0);
     if (ttl <= 0) fail(field(s, "ttl_ms"), "a lock needs a TTL above 0");
@@ -618,13 +613,12 @@ class Engine {
     int64_t wait = s.n("wait_ms") ? step_ms(a, s, "wait_ms", 0) : -1;  // -1: until the run ends
     if (tries == 0) {
       a.vars["token"] = s.t("token") ? step_str(a, s, "token") : new_token(a);
-      a.vars["acquire_started_us"] = std::to_string(scheduler_.now_us());
     }
     std::string token = a.vars["token"];
     bool fenced = s.op == "fenced_acquire";
     ActorRt* p = &a;
-    auto on_result =
-        guard1<Result>(a, [this, p, &s, tries, k, lock, token, ttl, retry, wait, fenced](Result r) {
+    auto on_result = guard1<Result>(
+        a, [this, p, &s, tries, started_us, k, lock, token, ttl, retry, wait, fenced](Result r) {
           ActorRt& a2 = *p;
           bool got = false;
           int64_t fence = 0;
@@ -659,14 +653,15 @@ class Engine {
           if (tries == 0)
             emit(a2, "lock_busy", sid(s),
                  lock + (r.ok() ? " is held by someone else" : ": " + r.error.text), tries);
-          TimeUs started = std::stoll(a2.vars["acquire_started_us"]);
-          if (wait >= 0 && scheduler_.now_us() + ms_to_us(retry) > started + ms_to_us(wait)) {
+          if (wait >= 0 && scheduler_.now_us() + ms_to_us(retry) > started_us + ms_to_us(wait)) {
             emit(a2, "lock_gave_up", sid(s),
                  lock + " after " + std::to_string(tries + 1) + " tries", tries);
             save(a2, s, "0");
             return k();
           }
-          after(a2, ms_to_us(retry), [this, p, &s, tries, k] { do_acquire(*p, s, tries + 1, k); });
+          after(a2, ms_to_us(retry), [this, p, &s, tries, started_us, k] {
+            do_acquire(*p, s, tries + 1, started_us, k);
+          });
         });
     if (fenced) {
       std::string fence_key = step_str(a, s, "fence_key");
@@ -901,11 +896,7 @@ class Engine {
       if (what == "committed") {
         emit(*p, "tx_committed", sid(s), detail, attempt - 1);
         save(*p, s, "committed");
-        if (const Template* t = s.t("record")) {
-          std::string name = str(*t, p, field(s, "record"));
-          facts_.records.push_back(Facts::Record{name, p->name, scheduler_.now_us()});
-          emit(*p, "record", sid(s), name);
-        }
+        record(*p, s, true);
         return k();
       }
       if (what == "skipped") {
@@ -973,13 +964,10 @@ class Engine {
     }
     // The bug: WATCH and the read go through the pool on whatever connection is free, and
     // MULTI/EXEC through the pool again, so the EXEC usually runs where nothing is watched.
+    Argv watch_argv{"WATCH"};
+    watch_argv.insert(watch_argv.end(), st->keys.begin(), st->keys.end());
     a.client->do_command(
-        c,
-        [&] {
-          Argv w{"WATCH"};
-          w.insert(w.end(), st->keys.begin(), st->keys.end());
-          return w;
-        }(),
+        c, std::move(watch_argv),
         guard1<Result>(a, [this, p, st, c, read_argv, exec_cmds, guard_ok, outcome](Result wr) {
           if (!wr.ok()) return outcome("error", wr.error.text);
           p->client->do_command(

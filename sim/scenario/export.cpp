@@ -10,26 +10,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-// nlohmann throws on invalid UTF-8 when dumping; a trace text may hold binary replies.
-std::string utf8_safe(const std::string& s) {
-  std::string out;
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = s[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    bool ok = len > 0 && i + len <= s.size();
-    for (size_t k = 1; ok && k < len; k++) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
-    if (ok) {
-      out.append(s, i, len);
-      i += len;
-    } else {
-      out += "\xEF\xBF\xBD";
-      i++;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string chrome_trace_json(const Trace& trace) {
@@ -60,14 +40,14 @@ std::string chrome_trace_json(const Trace& trace) {
   auto complete = [&](const std::string& actor, const std::string& name, const std::string& cat,
                       TimeUs from, TimeUs to, const std::string& detail) {
     ojson e;
-    e["name"] = utf8_safe(name);
+    e["name"] = name;
     e["cat"] = cat;
     e["ph"] = "X";
     e["ts"] = from;
     e["dur"] = std::max<TimeUs>(to - from, 1);
     e["pid"] = 1;
     e["tid"] = tid(actor);
-    if (!detail.empty()) e["args"]["detail"] = utf8_safe(detail);
+    if (!detail.empty()) e["args"]["detail"] = detail;
     events.push_back(e);
   };
   // Open spans: (actor, connection) -> command; actor -> work/sleep; (actor, lock) -> hold.
@@ -134,7 +114,7 @@ std::string chrome_trace_json(const Trace& trace) {
     i["ts"] = e.time_us;
     i["pid"] = 1;
     i["tid"] = tid(e.actor);
-    if (!e.text.empty()) i["args"]["text"] = utf8_safe(e.text);
+    if (!e.text.empty()) i["args"]["text"] = e.text;
     if (e.step >= 0) i["args"]["step"] = e.step;
     if (e.attempt >= 0) i["args"]["attempt"] = e.attempt;
     if (e.connection >= 0) i["args"]["connection"] = e.connection;
@@ -145,7 +125,7 @@ std::string chrome_trace_json(const Trace& trace) {
   for (auto& [key, list] : commands)
     for (const TraceEvent* c : list) {
       ojson i;
-      i["name"] = utf8_safe(c->text);
+      i["name"] = c->text;
       i["cat"] = "command";
       i["ph"] = "i";
       i["s"] = "t";
@@ -161,9 +141,10 @@ std::string chrome_trace_json(const Trace& trace) {
   doc["traceEvents"] = events;
   doc["displayTimeUnit"] = "ms";
   ojson meta = ojson::object();
-  for (auto& [k, v] : trace.meta()) meta[k] = utf8_safe(v);
+  for (auto& [k, v] : trace.meta()) meta[k] = v;
   doc["metadata"] = meta;
-  return doc.dump() + "\n";
+  // Invalid UTF-8 in a text (binary replies) becomes U+FFFD, as in trace_to_json.
+  return doc.dump(-1, ' ', false, nlohmann::detail::error_handler_t::replace) + "\n";
 }
 
 }  // namespace redlab::scenario

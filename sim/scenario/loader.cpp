@@ -290,10 +290,7 @@ class Loader {
 
  private:
   [[noreturn]] void fail(Pos pos, const std::string& path, const std::string& message) const {
-    std::string where =
-        file_ + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) + ": ";
-    if (!path.empty()) where += path + ": ";
-    throw ScenarioError(where + message);
+    throw_located(file_, Where{pos, path}, message);
   }
   [[noreturn]] void type_error(const JsonValue& v, const std::string& path,
                                const std::string& wanted) const {
@@ -333,8 +330,7 @@ class Loader {
       bool ok = false;
       for (const auto& k : allowed) ok = ok || m.key == k;
       if (!ok) {
-        std::string list;
-        for (const auto& k : allowed) list += (list.empty() ? "" : ", ") + k;
+        std::string list = comma_list(allowed);
         fail(m.key_pos, join(path, m.key),
              "unknown key \"" + m.key + "\" (expected one of: " + list + ")");
       }
@@ -736,8 +732,9 @@ class Loader {
     s.op = string_of(*op, path + ".do");
     auto it = step_specs().find(s.op);
     if (it == step_specs().end()) {
-      std::string list;
-      for (auto& [k, _] : step_specs()) list += (list.empty() ? "" : ", ") + k;
+      std::vector<std::string> known;
+      for (auto& [k, _] : step_specs()) known.push_back(k);
+      std::string list = comma_list(known);
       fail(op->pos(), path + ".do",
            "unknown step \"" + s.op + "\" (expected one of: " + list + ")");
     }
@@ -889,8 +886,9 @@ class Loader {
       d.op = req_string(f, "do", path);
       auto it = fault_specs().find(d.op);
       if (it == fault_specs().end()) {
-        std::string list;
-        for (auto& [k, _] : fault_specs()) list += (list.empty() ? "" : ", ") + k;
+        std::vector<std::string> known;
+        for (auto& [k, _] : fault_specs()) known.push_back(k);
+        std::string list = comma_list(known);
         fail(f.find("do")->pos(), path + ".do",
              "unknown fault \"" + d.op + "\" (expected one of: " + list + ")");
       }
@@ -938,8 +936,9 @@ class Loader {
       d.check = req_string(c, "check", path);
       auto it = check_specs().find(d.check);
       if (it == check_specs().end()) {
-        std::string list;
-        for (auto& [k, _] : check_specs()) list += (list.empty() ? "" : ", ") + k;
+        std::vector<std::string> known;
+        for (auto& [k, _] : check_specs()) known.push_back(k);
+        std::string list = comma_list(known);
         fail(c.find("check")->pos(), path + ".check",
              "unknown check \"" + d.check + "\" (expected one of: " + list + ")");
       }
@@ -973,13 +972,17 @@ class Loader {
       if (c.name == n) return true;
     return false;
   }
-  std::map<std::string, bool> check_map(const JsonValue& v, const std::string& path) const {
+  // {"check name": true|false} (and null, which withdraws an earlier expectation, where
+  // allow_null).
+  std::map<std::string, std::optional<bool>> check_map(const JsonValue& v, const std::string& path,
+                                                       bool allow_null) const {
     expect_object(v, path);
-    std::map<std::string, bool> out;
+    std::map<std::string, std::optional<bool>> out;
     for (const auto& m : v.members()) {
-      if (!check_named(m.key))
-        fail(m.key_pos, path + "." + m.key, "no check named \"" + m.key + "\"");
-      out[m.key] = boolean(m.value, path + "." + m.key);
+      std::string mp = path + "." + m.key;
+      if (!check_named(m.key)) fail(m.key_pos, mp, "no check named \"" + m.key + "\"");
+      out[m.key] = allow_null && m.value.is_null() ? std::nullopt
+                                                   : std::optional<bool>(boolean(m.value, mp));
     }
     return out;
   }
@@ -996,14 +999,7 @@ class Loader {
       if (auto* w = e.find("when")) x.when = cond(*w, path + ".when");
       const JsonValue* c = e.find("checks");
       if (!c) fail(e.pos(), path, "missing key \"checks\"");
-      expect_object(*c, path + ".checks");
-      for (const auto& m : c->members()) {
-        std::string mp = path + ".checks." + m.key;
-        if (!check_named(m.key)) fail(m.key_pos, mp, "no check named \"" + m.key + "\"");
-        // null withdraws an expectation set by an earlier entry.
-        x.checks[m.key] =
-            m.value.is_null() ? std::nullopt : std::optional<bool>(boolean(m.value, mp));
-      }
+      x.checks = check_map(*c, path + ".checks", true);
       sc_.expect.push_back(std::move(x));
     }
   }
@@ -1064,7 +1060,7 @@ class Loader {
     }
     const JsonValue* e = v.find("expect");
     if (!e) fail(v.pos(), "exercise", "missing key \"expect\"");
-    x.expect = check_map(*e, "exercise.expect");
+    for (auto& [name, want] : check_map(*e, "exercise.expect", false)) x.expect[name] = *want;
     sc_.exercise = std::move(x);
   }
 
@@ -1075,6 +1071,19 @@ class Loader {
 };
 
 }  // namespace
+
+void throw_located(const std::string& file, const Where& where, const std::string& message) {
+  std::string text =
+      file + ":" + std::to_string(where.pos.line) + ":" + std::to_string(where.pos.column) + ": ";
+  if (!where.path.empty()) text += where.path + ": ";
+  throw ScenarioError(text + message);
+}
+
+std::string comma_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
 
 Scenario load_scenario_text(std::string_view text, const std::string& file) {
   return Loader(file).load(text);

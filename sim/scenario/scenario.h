@@ -202,6 +202,13 @@ struct Scenario {
   const ClientDef* client(const std::string& name) const;
 };
 
+// Throws ScenarioError("file:line:column: path: message"); the one format of located errors,
+// at load and at run time.
+[[noreturn]] void throw_located(const std::string& file, const Where& where,
+                                const std::string& message);
+// "a, b, c": the choices an error message offers.
+std::string comma_list(const std::vector<std::string>& names);
+
 // Parses and validates. Throws ScenarioError ("file:line:column: path: message").
 Scenario load_scenario_text(std::string_view text, const std::string& file);
 // Reads the file first (a missing or unreadable file is a ScenarioError too).

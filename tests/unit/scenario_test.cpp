@@ -15,10 +15,7 @@ namespace redlab::scenario {
 namespace {
 
 std::string scenario_path(const std::string& id) {
-  // tests/unit/scenario_test.cpp -> the repository's scenarios/
-  return (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "scenarios" /
-          (id + ".json"))
-      .string();
+  return (std::filesystem::path(REDLAB_SOURCE_DIR) / "scenarios" / (id + ".json")).string();
 }
 
 const Scenario& load(const std::string& id) {
