@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,15 +44,25 @@ class Trace {
   void set_meta(std::string key, std::string value) { meta_[std::move(key)] = std::move(value); }
   const std::map<std::string, std::string>& meta() const { return meta_; }
 
-  void append(TraceEvent event) { events_.push_back(std::move(event)); }
+  void append(TraceEvent event) {
+    events_.push_back(std::move(event));
+    if (listener_) listener_(events_.back());
+  }
+  // Sees every event as it is appended (a live view of a running engine). Not part of the
+  // trace's value: comparisons ignore it.
+  using Listener = std::function<void(const TraceEvent&)>;
+  void set_listener(Listener listener) { listener_ = std::move(listener); }
   const std::vector<TraceEvent>& events() const { return events_; }
   size_t size() const { return events_.size(); }
 
-  bool operator==(const Trace&) const = default;
+  bool operator==(const Trace& other) const {
+    return meta_ == other.meta_ && events_ == other.events_;
+  }
 
  private:
   std::map<std::string, std::string> meta_;
   std::vector<TraceEvent> events_;
+  Listener listener_;
 };
 
 // The JSON text of a trace. Text that is not valid UTF-8 is written with U+FFFD in place of

@@ -41,7 +41,7 @@
 #include "sim/core/scheduler.h"
 #include "sim/core/trace.h"
 #include "sim/fake/server.h"
-#include "sim/net/transport.h"
+#include "sim/net/fabric.h"
 
 namespace redlab::net {
 
@@ -58,7 +58,7 @@ struct LossRatio {
 
 enum class Direction : uint8_t { ToServer, ToClient };
 
-class Network final : public Transport {
+class Network final : public Fabric {
  public:
   // trace may be null. seed feeds the jitter and loss draws (one stream per link).
   Network(Scheduler& scheduler, uint64_t seed, Trace* trace);
@@ -84,17 +84,17 @@ class Network final : public Transport {
 
   // ---- Faults ----
   // Resets a connection: the server forgets it now, the client sees EOF after the latency.
-  void disconnect(ConnId conn);
+  void disconnect(ConnId conn) override;
   // Drops every message between host and server, both ways, while on.
-  void set_partition(std::string_view host, std::string_view server, bool on);
+  void set_partition(std::string_view host, std::string_view server, bool on) override;
   // New connections from host to server are refused while on (a firewall REJECT, the
   // host's network still down after a reset); open connections are not touched.
-  void set_refused(std::string_view host, std::string_view server, bool on);
+  void set_refused(std::string_view host, std::string_view server, bool on) override;
   // Drops a ratio of the messages of one direction between host and server.
   void set_loss(std::string_view host, std::string_view server, Direction direction,
                 LossRatio ratio);
   // Adds delay to every later message of one connection, both ways.
-  void set_extra_latency(ConnId conn, TimeUs extra_us);
+  void set_extra_latency(ConnId conn, TimeUs extra_us) override;
   // The server's wall clock jumps by delta_us (negative = back).
   void jump_server_clock(std::string_view server, TimeUs delta_us);
   // A server going down: every connection to it is reset (clients see EOF after the
@@ -111,14 +111,14 @@ class Network final : public Transport {
   // A slow reader: from now on the connection's replies wait at the server, counted in its
   // output buffer (client-output-buffer-limit applies), until read_one() takes one. When the
   // server cuts the connection, whatever still waits is lost (Redis drops the buffer).
-  void set_paced(ConnId conn);
-  bool paced(ConnId conn) const;
+  void set_paced(ConnId conn) override;
+  bool paced(ConnId conn) const override;
   // The client reads one reply: delivered now if one waits, else the next one passes at once.
-  void read_one(ConnId conn);
+  void read_one(ConnId conn) override;
 
   // ---- Introspection (tests, the scenario engine) ----
   // Connections opened from host and not closed by it, in opening order.
-  std::vector<ConnId> connections_of(std::string_view host) const;
+  std::vector<ConnId> connections_of(std::string_view host) const override;
   // The server-side client id of a connection (0 until the server accepted it).
   fake::ClientId server_client(ConnId conn) const;
   bool open_at_client(ConnId conn) const;

@@ -1,9 +1,14 @@
 #include "sim/scenario/engine.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "sim/client/client.h"
 #include "sim/client/pubsub.h"
@@ -102,13 +107,29 @@ class Engine {
   Engine(const Scenario& sc, const RunOptions& opt) : sc_(sc), opt_(opt) {}
 
   RunResult run() {
+    try {
+      return run_world();
+    } catch (...) {
+      if (backend_) backend_->finish();
+      throw;
+    }
+  }
+
+ private:
+  RunResult run_world() {
     resolve_inputs();
+    backend_ = opt_.backend;
+    if (!backend_) {
+      own_backend_ = make_fake_backend();
+      backend_ = own_backend_.get();
+    }
+    refuse_server_wide_faults();
     build_world();
     for (auto& a : actors_) start_actor(*a);
     schedule_faults();
     schedule_narration();
     TimeUs end = ms_to_us(dur_ms(sc_.duration_ms, nullptr, sc_.duration_where));
-    auto r = scheduler_.run_until(end, opt_.events_max);
+    auto r = backend_->run_until(end, opt_.events_max, opt_.cancel);
     result_.events = r.events_run;
     result_.bound_hit = r.bound_hit;
     result_.end_us = scheduler_.now_us();
@@ -119,13 +140,14 @@ class Engine {
     trace_.append(TraceEvent{scheduler_.now_us(), "run_end", "", -1, -1, -1, ""});
     // Pending callbacks hold references into the world: drop clients before the rest.
     for (auto& a : actors_) a->pubsubs.clear();
+    backend_->finish();
     result_.facts = std::move(facts_);
     evaluate_checks();
+    trace_.set_listener(nullptr);
     result_.trace = std::move(trace_);
     return std::move(result_);
   }
 
- private:
   // ---------------------------------------------------------------------------------
   // Inputs and values
   // ---------------------------------------------------------------------------------
@@ -208,18 +230,41 @@ class Engine {
       fail(w, "\"" + e.source() + "\" is " + std::to_string(v) + ": a duration cannot be negative");
     if (v > 1000LL * 1000 * 1000)
       fail(w, "\"" + e.source() + "\" is longer than a million seconds");
-    return v;
+    return scaled_ms(v);
   }
+  // A duration of the file at the run's time scale; a duration above 0 stays above 0.
+  int64_t scaled_ms(int64_t ms) const {
+    if (opt_.time_scale == 1.0 || ms == 0) return ms;
+    return std::max<int64_t>(1, std::llround(static_cast<double>(ms) * opt_.time_scale));
+  }
+  TimeUs scaled_us(TimeUs us) const {
+    if (opt_.time_scale == 1.0 || us == 0) return us;
+    return std::max<TimeUs>(1, std::llround(static_cast<double>(us) * opt_.time_scale));
+  }
+  // Templates become command lines, where a duration parameter (unit "ms") is an argument
+  // (SET ... PX ${ttl_ms}): at a time scale it is written scaled. Expressions and conditions
+  // see the file's own values (dur_ms scales their results instead).
   std::string str(const Template& t, const ActorRt* a, const Where& w) const {
-    return eval(t, a, w);
+    if (opt_.time_scale == 1.0) return eval(t, a, w);
+    try {
+      return t.eval([this, a](std::string_view n) -> std::optional<std::string> {
+        const Param* p = sc_.param(std::string(n));
+        if (p && p->unit == "ms" && !(a && a->vars.count(std::string(n))))
+          return std::to_string(scaled_ms(result_.params.at(p->name)));
+        return lookup(a, n);
+      });
+    } catch (const EvalError& err) {
+      fail(w, "\"" + t.source() + "\": " + err.message);
+    }
   }
   bool test(const Cond& c, const ActorRt* a, const Where& w) const { return eval(c, a, w); }
   Where field(const Step& s, const char* key) const {
     return Where{s.where.pos, s.where.path + "." + key};
   }
+  // def is a duration of the file (scaled like the others).
   int64_t step_ms(ActorRt& a, const Step& s, const char* key, int64_t def) const {
     const Expr* e = s.n(key);
-    return e ? dur_ms(*e, &a, field(s, key)) : def;
+    return e ? dur_ms(*e, &a, field(s, key)) : scaled_ms(def);
   }
   std::string step_str(ActorRt& a, const Step& s, const char* key,
                        const std::string& def = {}) const {
@@ -238,50 +283,144 @@ class Engine {
   std::vector<std::string> command(const Step& s, const std::string& line, const char* key) const {
     auto argv = split_args(line);
     if (!argv || argv->empty()) fail(field(s, key), "\"" + line + "\" is not a command line");
+    // DEBUG SLEEP takes seconds, not a duration parameter in ms: scaled here.
+    if (opt_.time_scale != 1.0 && argv->size() == 3 && upper((*argv)[0]) == "DEBUG" &&
+        upper((*argv)[1]) == "SLEEP") {
+      char* end = nullptr;
+      double secs = std::strtod((*argv)[2].c_str(), &end);
+      if (end && *end == '\0' && secs > 0) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3f", secs * opt_.time_scale);
+        (*argv)[2] = buf;
+      }
+    }
     return *argv;
+  }
+  static std::string upper(std::string x) {
+    for (char& c : x) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return x;
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Safety on servers redlab does not own (DESIGN.md, "Real servers: safety")
+  // ---------------------------------------------------------------------------------
+  // A command line that affects the whole server, not only the run's keys: "DEBUG SLEEP",
+  // "FLUSHALL", ... Returns what it is, or "" for an ordinary command.
+  static std::string server_wide(const std::string& line) {
+    std::istringstream in(line);
+    std::string w1, w2;
+    in >> w1 >> w2;
+    w1 = upper(w1);
+    w2 = upper(w2);
+    static const std::set<std::string> whole = {"DEBUG",  "FLUSHALL",  "FLUSHDB",      "SHUTDOWN",
+                                                "SWAPDB", "REPLICAOF", "SLAVEOF",      "FAILOVER",
+                                                "SAVE",   "BGSAVE",    "BGREWRITEAOF", "MONITOR",
+                                                "MODULE", "SELECT",    "MOVE",         "MIGRATE"};
+    static const std::set<std::string> sub = {
+        "CONFIG SET",      "CONFIG RESETSTAT", "CONFIG REWRITE", "CLIENT PAUSE",  "CLIENT KILL",
+        "CLIENT UNPAUSE",  "CLIENT NO-EVICT",  "SCRIPT FLUSH",   "SCRIPT KILL",   "FUNCTION FLUSH",
+        "FUNCTION DELETE", "FUNCTION RESTORE", "FUNCTION KILL",  "FUNCTION LOAD", "ACL SETUSER",
+        "ACL DELUSER",     "SLOWLOG RESET",    "LATENCY RESET",  "MEMORY PURGE"};
+    if (whole.count(w1)) return w1;
+    if (sub.count(w1 + " " + w2)) return w1 + " " + w2;
+    return "";
+  }
+  void check_steps_on_shared(const std::vector<Step>& steps, const std::string& whose) const {
+    for (const Step& s : steps) {
+      std::vector<const Template*> lines;
+      if (const Template* t = s.t("cmd")) lines.push_back(t);
+      if (const auto* l = s.l("cmds"))
+        for (const Template& t : *l) lines.push_back(&t);
+      for (const Template* t : lines)
+        if (std::string what = server_wide(t->source()); !what.empty())
+          fail(s.where, what + " in " + whose + " affects the whole server " +
+                            backend_->describe() + ", not only this run's keys: " + kRefusalHint);
+      check_steps_on_shared(s.body, whose);
+      check_steps_on_shared(s.orelse, whose);
+    }
+  }
+  static constexpr const char* kRefusalHint =
+      "use --backend spawn (private servers), or --allow-server-faults if that server is yours "
+      "to disturb";
+  // Refuses, before anything runs, what would disturb a server redlab did not start: faults
+  // that act on the whole server, server config, server-wide commands in steps and setup.
+  void refuse_server_wide_faults() const {
+    bool shared = !backend_->owns_servers();
+    for (const FaultDef& f : sc_.faults) {
+      if (f.when && !test(*f.when, nullptr, f.where)) continue;
+      std::string at = " at " + format_time(ms_to_us(num(f.at_ms, nullptr, f.where)));
+      if (f.op == "clock_jump" && !backend_->can_jump_clock())
+        fail(f.where, "clock_jump" + at + " cannot be staged on " + backend_->describe() +
+                          ": a real server's clock is the machine's; run it on the fake backend");
+      if (f.op == "restart" && shared)
+        fail(f.where, "restart of " + f.server + at +
+                          " needs a server redlab started itself: " + "use --backend spawn");
+      if (shared && !opt_.allow_server_faults && (f.op == "script_flush" || f.op == "stall")) {
+        std::string what =
+            f.op == "stall"
+                ? "stall (DEBUG SLEEP) of " + f.server + at + " would stop every client of "
+                : "script_flush of " + f.server + at + " would empty the script cache of ";
+        fail(f.where, what + backend_->describe() + ": " + kRefusalHint);
+      }
+    }
+    if (!shared || opt_.allow_server_faults) return;
+    for (const ServerDef& def : sc_.servers)
+      if (!def.config.empty())
+        fail(config_where(def, 0), "CONFIG SET " + def.config[0].first +
+                                       " changes the whole server " + backend_->describe() + ": " +
+                                       kRefusalHint);
+    for (const SetupCommand& c : sc_.setup) {
+      if (c.when && !test(*c.when, nullptr, c.where)) continue;
+      if (std::string what = server_wide(c.cmd.source()); !what.empty())
+        fail(c.where, what + " in setup affects the whole server " + backend_->describe() +
+                          ", not only this run's keys: " + kRefusalHint);
+    }
+    for (const ActorDef& def : sc_.actors) {
+      if (def.when && !test(*def.when, nullptr, def.where)) continue;
+      check_steps_on_shared(def.steps, "actor " + def.name);
+    }
   }
 
   // ---------------------------------------------------------------------------------
   // The world
   // ---------------------------------------------------------------------------------
   void build_world() {
+    if (opt_.on_event) trace_.set_listener(opt_.on_event);
     trace_.set_meta("scenario", sc_.id);
-    trace_.set_meta("backend", "fake");
+    trace_.set_meta("backend", backend_->describe());
+    if (opt_.time_scale != 1.0) trace_.set_meta("time_scale", format_scale(opt_.time_scale));
     trace_.set_meta("seed", std::to_string(opt_.seed));
     for (auto& [k, v] : result_.variant) trace_.set_meta("variant." + k, v);
     for (auto& [k, v] : result_.params) trace_.set_meta("param." + k, std::to_string(v));
     for (auto& [k, v] : opt_.scripts) trace_.set_meta("script." + k, "replaced");
 
     Prng root(opt_.seed);
-    network_ = std::make_unique<net::Network>(scheduler_, root.derive(fnv1a("network")).next_u64(),
-                                              &trace_);
-    network_->set_default_link(net::LinkConfig{sc_.latency_us, sc_.jitter_us});
+    std::vector<ServerSetup> setups;
     for (const ServerDef& def : sc_.servers) {
-      fake::ServerOptions so;
-      so.name = def.name;
-      auto server = std::make_unique<fake::Server>(so);
-      fake::ClientId admin = server->connect(0);
-      for (size_t i = 0; i < def.config.size(); i++) {
-        Where w{i < def.config_pos.size() ? def.config_pos[i] : def.where.pos,
-                "servers." + def.name + ".config." + def.config[i].first};
-        std::string value = str(def.config[i].second, nullptr, w);
-        Reply r = server->call(admin, {"CONFIG", "SET", def.config[i].first, value});
-        if (r.is_error())
-          fail(w, "the server refuses CONFIG SET " + def.config[i].first + " \"" + value +
-                      "\": " + r.str);
-      }
-      TimeUs offset = ms_to_us(num(def.clock_offset_ms, nullptr,
-                                   Where{def.where.pos, def.where.path + ".clock_offset_ms"}));
-      admins_[def.name] = admin;
-      network_->add_server(def.name, server.get(), offset);
-      servers_[def.name] = std::move(server);
+      ServerSetup setup{def.name, {}, 0};
+      for (size_t i = 0; i < def.config.size(); i++)
+        setup.config.emplace_back(def.config[i].first,
+                                  str(def.config[i].second, nullptr, config_where(def, i)));
+      setup.clock_offset_us = ms_to_us(dur_ms(
+          def.clock_offset_ms, nullptr, Where{def.where.pos, def.where.path + ".clock_offset_ms"}));
+      setups.push_back(std::move(setup));
     }
+    std::vector<Backend::ConfigRefusal> refused;
+    backend_->start(scheduler_, &trace_, root.derive(fnv1a("network")).next_u64(), setups,
+                    net::LinkConfig{scaled_us(sc_.latency_us), scaled_us(sc_.jitter_us)}, refused);
+    fabric_ = &backend_->fabric();
+    for (const Backend::ConfigRefusal& r : refused)
+      for (const ServerDef& def : sc_.servers)
+        for (size_t i = 0; i < def.config.size(); i++)
+          if (def.name == r.server && def.config[i].first == r.name)
+            fail(config_where(def, i),
+                 "the server refuses CONFIG SET " + r.name + " \"" + r.value + "\": " + r.error);
     for (const SetupCommand& s : sc_.setup) {
       if (s.when && !test(*s.when, nullptr, s.where)) continue;
       std::string line = str(s.cmd, nullptr, s.where);
       auto argv = split_args(line);
       if (!argv || argv->empty()) fail(s.where, "\"" + line + "\" is not a command line");
-      Reply r = servers_[s.server]->call(admins_[s.server], *argv);
+      Reply r = backend_->admin(s.server, *argv);
       trace_.append(
           TraceEvent{0, "setup", s.server, -1, -1, -1, line + " -> " + format_short(r, 60)});
       if (r.is_error()) fail(s.where, "setup command \"" + line + "\" failed: " + r.str);
@@ -338,6 +477,16 @@ class Engine {
     }
   }
 
+  Where config_where(const ServerDef& def, size_t i) const {
+    return Where{i < def.config_pos.size() ? def.config_pos[i] : def.where.pos,
+                 "servers." + def.name + ".config." + def.config[i].first};
+  }
+  static std::string format_scale(double x) {
+    std::ostringstream out;
+    out << x;
+    return out.str();
+  }
+
   struct ClientRt {
     std::unique_ptr<net::Process> process;
     std::unique_ptr<client::Client> client;
@@ -355,6 +504,13 @@ class Engine {
     if (procs < 1) fail(w, "gomaxprocs must be at least 1");
     client::Options opts = o.profile == "v9.22" ? client::Options::go_redis_v9_22(procs)
                                                 : client::Options::go_redis_v9(procs);
+    if (opt_.time_scale != 1.0) {
+      for (TimeUs* t : {&opts.pool_timeout_us, &opts.dial_timeout_us, &opts.read_timeout_us,
+                        &opts.write_timeout_us, &opts.min_retry_backoff_us,
+                        &opts.max_retry_backoff_us, &opts.conn_max_idle_time_us,
+                        &opts.blocking_read_extra_us, &opts.pubsub_reconnect_delay_us})
+        *t = scaled_us(*t);
+    }
     if (auto v = numv("read_timeout_ms")) {
       opts.read_timeout_us = ms_to_us(*v);
       opts.derive_from_read_timeout();
@@ -377,7 +533,7 @@ class Engine {
     }
     auto rt = std::make_unique<ClientRt>();
     rt->process = std::make_unique<net::Process>(scheduler_, host);
-    rt->client = std::make_unique<client::Client>(*rt->process, *network_, cd.server, opts, &trace_,
+    rt->client = std::make_unique<client::Client>(*rt->process, *fabric_, cd.server, opts, &trace_,
                                                   root.derive(fnv1a("client:" + host)).next_u64());
     trace_.set_meta("client." + host, cd.name + " profile=" + opts.profile +
                                           " pool_size=" + std::to_string(opts.pool_size) +
@@ -764,7 +920,7 @@ class Engine {
   void do_watchdog(ActorRt& a, const Step& s, K k) {
     std::string lock = step_str(a, s, "lock");
     int64_t ttl = step_ms(a, s, "ttl_ms", 0);
-    int64_t every = step_ms(a, s, "every_ms", ttl / 3);
+    int64_t every = s.n("every_ms") ? step_ms(a, s, "every_ms", 0) : ttl / 3;
     if (every <= 0) fail(field(s, "every_ms"), "the watchdog needs a period above 0");
     auto it = a.locks.find(lock);
     if (it == a.locks.end()) {
@@ -1040,9 +1196,9 @@ class Engine {
     p->process->after(every_us, [this, p, raw, every_us, open] {
       if (!*open || p->finished) return;
       net::ConnId conn = raw->conn_id();
-      if (conn >= 0 && network_->server_client(conn) != 0) {
-        if (!network_->paced(conn)) network_->set_paced(conn);
-        network_->read_one(conn);
+      if (conn >= 0 && raw->connected()) {
+        if (!fabric_->paced(conn)) fabric_->set_paced(conn);
+        fabric_->read_one(conn);
       }
       slow_reader(*p, raw, every_us, open);
     });
@@ -1252,6 +1408,7 @@ class Engine {
     Where w_by{f.where.pos, f.where.path + ".by_ms"};
     TimeUs for_us = f.for_ms ? ms_to_us(dur_ms(*f.for_ms, nullptr, w_for)) : 0;
     int64_t by_ms = f.by_ms ? num(*f.by_ms, nullptr, w_by) : 0;
+    by_ms = by_ms < 0 ? -scaled_ms(-by_ms) : scaled_ms(by_ms);
     std::string why = f.why.get(opt_.lang);
     auto hosts = [&] {
       std::vector<std::string> out;
@@ -1272,7 +1429,7 @@ class Engine {
     } else if (f.op == "disconnect") {
       for (const std::string& h : hosts()) {
         fault_event(h, "connections dropped" + (why.empty() ? "" : ": " + why));
-        for (net::ConnId c : network_->connections_of(h)) network_->disconnect(c);
+        for (net::ConnId c : fabric_->connections_of(h)) fabric_->disconnect(c);
       }
     } else if (f.op == "refuse" || f.op == "partition") {
       for (const std::string& h : hosts()) {
@@ -1281,15 +1438,15 @@ class Engine {
                            (refuse ? " by " : "") + f.server + " for " + format_time(for_us) +
                            (why.empty() ? "" : ": " + why));
         if (refuse)
-          network_->set_refused(h, f.server, true);
+          fabric_->set_refused(h, f.server, true);
         else
-          network_->set_partition(h, f.server, true);
+          fabric_->set_partition(h, f.server, true);
         std::string server = f.server;
         scheduler_.schedule_after(for_us, [this, h, server, refuse] {
           if (refuse)
-            network_->set_refused(h, server, false);
+            fabric_->set_refused(h, server, false);
           else
-            network_->set_partition(h, server, false);
+            fabric_->set_partition(h, server, false);
           fault_event(h, refuse ? "connections accepted again" : "partition healed");
         });
       }
@@ -1298,42 +1455,30 @@ class Engine {
       for (const std::string& h : hosts()) {
         fault_event(h, "+" + std::to_string(by_ms) + " ms latency on its open connections" +
                            (for_us > 0 ? " for " + format_time(for_us) : std::string()));
-        std::vector<net::ConnId> conns = network_->connections_of(h);
-        for (net::ConnId c : conns) network_->set_extra_latency(c, ms_to_us(by_ms));
+        std::vector<net::ConnId> conns = fabric_->connections_of(h);
+        for (net::ConnId c : conns) fabric_->set_extra_latency(c, ms_to_us(by_ms));
         if (for_us > 0)
           scheduler_.schedule_after(for_us, [this, h, conns] {
-            for (net::ConnId c : conns) network_->set_extra_latency(c, 0);
+            for (net::ConnId c : conns) fabric_->set_extra_latency(c, 0);
             fault_event(h, "extra latency removed");
           });
       }
     } else if (f.op == "clock_jump") {
       fault_event(f.server, "clock jumps by " + std::to_string(by_ms) + " ms");
-      network_->jump_server_clock(f.server, ms_to_us(by_ms));
+      backend_->jump_clock(f.server, ms_to_us(by_ms));
     } else if (f.op == "restart") {
       fault_event(f.server, "restart: data and script cache lost");
-      fake::ServerOptions so;
-      so.name = f.server;
-      auto fresh = std::make_unique<fake::Server>(so);
-      // A restart loses data and scripts, not redis.conf.
-      fake::ClientId admin = fresh->connect(scheduler_.now_us());
-      fresh->advance(scheduler_.now_us());
-      for (const ServerDef& def : sc_.servers)
-        if (def.name == f.server)
-          for (auto& [name, value] : def.config)
-            fresh->call(admin, {"CONFIG", "SET", name, str(value, nullptr, f.where)});
-      network_->replace_server(f.server, fresh.get());
-      retired_servers_.push_back(std::move(servers_[f.server]));
-      servers_[f.server] = std::move(fresh);
+      backend_->restart(f.server);
     } else if (f.op == "script_flush") {
       fault_event(f.server, "SCRIPT FLUSH");
-      network_->server_command(f.server, {"SCRIPT", "FLUSH"});
+      backend_->server_command(f.server, {"SCRIPT", "FLUSH"});
     } else if (f.op == "stall") {
       // DEBUG SLEEP takes seconds; whole milliseconds are written exactly.
       int64_t ms = for_us / 1000;
       std::string secs =
           std::to_string(ms / 1000) + "." + std::to_string(1000 + ms % 1000).substr(1);
       fault_event(f.server, "stalls for " + format_time(for_us));
-      network_->server_command(f.server, {"DEBUG", "SLEEP", secs});
+      backend_->server_command(f.server, {"DEBUG", "SLEEP", secs});
     }
   }
 
@@ -1383,10 +1528,10 @@ class Engine {
   Facts facts_;
   Trace trace_;
   Scheduler scheduler_;
-  std::map<std::string, std::unique_ptr<fake::Server>> servers_;
-  std::vector<std::unique_ptr<fake::Server>> retired_servers_;
-  std::map<std::string, fake::ClientId> admins_;
-  std::unique_ptr<net::Network> network_;
+  // The backend outlives the clients below (declared first, destroyed last).
+  std::unique_ptr<Backend> own_backend_;
+  Backend* backend_ = nullptr;
+  net::Fabric* fabric_ = nullptr;
   std::map<std::string, client::Script> scripts_;
   std::map<std::string, Resource> resources_;
   std::map<std::string, std::unique_ptr<ClientRt>> shared_clients_;

@@ -1,4 +1,5 @@
-// The scenario engine: runs a Scenario on the fake backend and reports what happened.
+// The scenario engine: runs a Scenario on a backend (the fake by default) and reports what
+// happened.
 //
 // A run is a pure function of (scenario, seed, variant, parameters, script overrides): it
 // builds a scheduler, the fake servers, the simulated network, one client process per actor
@@ -8,13 +9,16 @@
 // product; the check verdicts are also written into it, so a saved trace replays with them.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/core/trace.h"
+#include "sim/scenario/backend.h"
 #include "sim/scenario/scenario.h"
 
 namespace redlab::scenario {
@@ -26,6 +30,21 @@ struct RunOptions {
   std::map<std::string, std::string> scripts;  // script name -> replacement source (exercises)
   std::string lang = "en";
   uint64_t events_max = 5'000'000;
+  // A live view: sees every trace event as the run appends it, on the engine's thread.
+  std::function<void(const TraceEvent&)> on_event;
+
+  // Where the servers are. nullptr: the in-process fake (a fresh one per run). A real
+  // backend (real/real_backend.h) is used for one run and finished by it.
+  Backend* backend = nullptr;
+  // Every duration of the scenario (TTLs, work, pauses, timeouts, the client's options, the
+  // network's latency) times this: a 25 s scenario runs in 2.5 s at 0.1 on a real server.
+  // Relations between durations are kept, so the story is the same.
+  double time_scale = 1.0;
+  // Server-wide faults (DEBUG, CLIENT PAUSE, SCRIPT FLUSH, CONFIG SET, restart) on a server
+  // the backend does not own. Without it such a scenario is refused before it starts.
+  bool allow_server_faults = false;
+  // Set from another thread to end a real run early, as if its duration had been reached.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // What the actors believed and did, the raw material of the checks.

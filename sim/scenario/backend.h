@@ -1,0 +1,74 @@
+// Where a scenario's servers are: the in-process fake (here, sim/) or real redis-server
+// processes (real/real_backend.h). The engine builds clients, actors, faults and checks the
+// same way on both; only what is behind this interface differs: the servers, the fabric
+// between clients and servers, and how time moves (virtual jumps vs the wall clock).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/core/reply.h"
+#include "sim/core/scheduler.h"
+#include "sim/core/trace.h"
+#include "sim/net/fabric.h"
+#include "sim/net/network.h"
+
+namespace redlab::scenario {
+
+// An unusable backend: a bad URL, redis-server missing, a server that does not answer, a
+// server-wide fault refused on a user's server. what() is one line naming what and where.
+struct BackendError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A server the scenario declares, as the engine resolved it.
+struct ServerSetup {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> config;  // CONFIG SET name value, in order
+  TimeUs clock_offset_us = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // For the trace's meta "backend" and for messages: "fake", "spawn", "redis://host:port"
+  // (never a password).
+  virtual std::string describe() const = 0;
+  // True when redlab owns the servers (the fake, spawned processes): server-wide faults
+  // (DEBUG, CLIENT PAUSE, SCRIPT FLUSH, restart, config) may run there.
+  virtual bool owns_servers() const = 0;
+  // Creates or reaches the servers, applies their config (a refused CONFIG SET throws
+  // ScenarioError from the engine: start() returns the error text in `refused` instead),
+  // and makes the fabric. Time 0 of the scheduler is now. Throws BackendError.
+  struct ConfigRefusal {
+    std::string server, name, value, error;
+  };
+  virtual void start(Scheduler& scheduler, Trace* trace, uint64_t seed,
+                     const std::vector<ServerSetup>& servers, net::LinkConfig link,
+                     std::vector<ConfigRefusal>& refused) = 0;
+  virtual net::Fabric& fabric() = 0;
+  // A command on a server outside any client, now (setup commands at time 0).
+  virtual Reply admin(const std::string& server, const net::Argv& argv) = 0;
+  // Runs the world until end_us or until events_max events ran, or `cancel` is set. The fake
+  // jumps virtual time; a real backend waits in poll() on its sockets and the timers.
+  virtual Scheduler::RunResult run_until(TimeUs end_us, uint64_t events_max,
+                                         const std::atomic<bool>* cancel) = 0;
+  // Server-wide faults (only where owns_servers(), or allowed by the user).
+  virtual void server_command(const std::string& server,
+                              net::Argv argv) = 0;      // its reply is dropped
+  virtual void restart(const std::string& server) = 0;  // data and script cache lost
+  virtual bool can_jump_clock() const = 0;
+  virtual void jump_clock(const std::string& server, TimeUs delta_us) = 0;
+  // After the run, also after an error: the run's keys deleted, config restored, spawned
+  // servers stopped. Never throws.
+  virtual void finish() noexcept = 0;
+};
+
+// The in-process fake Redis behind the simulated network (the default).
+std::unique_ptr<Backend> make_fake_backend();
+
+}  // namespace redlab::scenario

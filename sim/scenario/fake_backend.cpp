@@ -1,0 +1,91 @@
+// The fake backend: fake::Server objects behind the simulated network, on virtual time.
+// A run on it is a pure function of its inputs (DESIGN.md), so nothing here reads the wall
+// clock or draws from anything but the seed the engine passes.
+#include <map>
+
+#include "sim/fake/server.h"
+#include "sim/scenario/backend.h"
+
+namespace redlab::scenario {
+namespace {
+
+class FakeBackend final : public Backend {
+ public:
+  std::string describe() const override { return "fake"; }
+  bool owns_servers() const override { return true; }
+
+  void start(Scheduler& scheduler, Trace* trace, uint64_t seed,
+             const std::vector<ServerSetup>& servers, net::LinkConfig link,
+             std::vector<ConfigRefusal>& refused) override {
+    scheduler_ = &scheduler;
+    setups_ = servers;
+    network_ = std::make_unique<net::Network>(scheduler, seed, trace);
+    network_->set_default_link(link);
+    for (const ServerSetup& def : servers) {
+      auto server = std::make_unique<fake::Server>(fake::ServerOptions{.name = def.name});
+      fake::ClientId admin = server->connect(0);
+      for (auto& [name, value] : def.config) {
+        Reply r = server->call(admin, {"CONFIG", "SET", name, value});
+        if (r.is_error()) refused.push_back(ConfigRefusal{def.name, name, value, r.str});
+      }
+      admins_[def.name] = admin;
+      network_->add_server(def.name, server.get(), def.clock_offset_us);
+      servers_[def.name] = std::move(server);
+    }
+  }
+
+  net::Fabric& fabric() override { return *network_; }
+
+  Reply admin(const std::string& server, const net::Argv& argv) override {
+    return servers_.at(server)->call(admins_.at(server), argv);
+  }
+
+  Scheduler::RunResult run_until(TimeUs end_us, uint64_t events_max,
+                                 const std::atomic<bool>*) override {
+    return scheduler_->run_until(end_us, events_max);
+  }
+
+  void server_command(const std::string& server, net::Argv argv) override {
+    network_->server_command(server, std::move(argv));
+  }
+
+  void restart(const std::string& server) override {
+    TimeUs now = scheduler_->now_us();
+    auto fresh = std::make_unique<fake::Server>(fake::ServerOptions{.name = server});
+    // A restart loses data and scripts, not redis.conf.
+    fake::ClientId admin = fresh->connect(now);
+    fresh->advance(now);
+    for (const ServerSetup& def : setups_)
+      if (def.name == server)
+        for (auto& [name, value] : def.config) fresh->call(admin, {"CONFIG", "SET", name, value});
+    network_->replace_server(server, fresh.get());
+    admins_[server] = admin;
+    // The old server stays alive until the end: callbacks already scheduled may refer to it.
+    retired_.push_back(std::move(servers_[server]));
+    servers_[server] = std::move(fresh);
+  }
+
+  bool can_jump_clock() const override { return true; }
+  void jump_clock(const std::string& server, TimeUs delta_us) override {
+    network_->jump_server_clock(server, delta_us);
+  }
+
+  void finish() noexcept override {}
+
+ private:
+  Scheduler* scheduler_ = nullptr;
+  std::vector<ServerSetup> setups_;
+  // Declared before the network: the network refers to the servers and goes first.
+  std::map<std::string, std::unique_ptr<fake::Server>> servers_;
+  std::vector<std::unique_ptr<fake::Server>> retired_;
+  std::map<std::string, fake::ClientId> admins_;
+  std::unique_ptr<net::Network> network_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_fake_backend() {
+  return std::make_unique<FakeBackend>();
+}
+
+}  // namespace redlab::scenario
