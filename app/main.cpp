@@ -29,7 +29,13 @@ const char* kUsage =
     "  help  this text\n"
     "\n"
     "SCENARIO is an id from scenarios/ (see list) or a path to a .json file.\n"
-    "Backends: only the fake one for scenarios in this build (--backend fake).\n"
+    "run, explore and check also take:\n"
+    "  --backend fake | spawn | redis://[user:pass@]HOST:PORT[/DB] | unix:///PATH\n"
+    "        fake: the in-process fake Redis on virtual time (the default); spawn: private\n"
+    "        redis-server processes redlab starts and stops; a URL: your server, where every\n"
+    "        key lives under redlab:<run-id>: and is deleted after the run\n"
+    "  --time-scale X        real backends: every duration of the scenario times X\n"
+    "  --allow-server-faults server-wide faults and config on a server redlab did not start\n"
     "Not yet built: gui.\n";
 
 }  // namespace

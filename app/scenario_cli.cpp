@@ -1,5 +1,7 @@
 #include "app/scenario_cli.h"
 
+#include "app/backend.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,7 +38,7 @@ struct UsageError {
 struct Common {
   std::string scenario;
   RunOptions run;
-  std::string backend = "fake";
+  BackendChoice backend;
   std::string trace_file;
   std::string chrome_file;
   bool json = false;
@@ -85,7 +87,17 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
       auto [k, v] = split_pair(a, value());
       c.run.variant[k] = v;
     } else if (a == "--backend") {
-      c.backend = value();
+      c.backend.backend = value();
+    } else if (a == "--time-scale") {
+      std::string v = value();
+      char* end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || !end || *end != '\0' || !(x > 0) || x > 1000)
+        throw UsageError{"--time-scale " + v +
+                         ": expected a number above 0 (0.1 = ten times faster)"};
+      c.backend.time_scale = x;
+    } else if (a == "--allow-server-faults") {
+      c.backend.allow_server_faults = true;
     } else if (a == "--trace") {
       c.trace_file = value();
     } else if (a == "--chrome-trace") {
@@ -111,14 +123,17 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
   }
   if (c.scenario.empty())
     throw UsageError{"'" + cmd + "' needs a SCENARIO (an id from 'redlab list', or a file)"};
-  if (c.backend != "fake") {
-    if (c.backend == "spawn" || c.backend.rfind("redis://", 0) == 0 ||
-        c.backend.rfind("unix://", 0) == 0)
-      throw UsageError{"--backend " + c.backend +
-                       ": scenarios run on the fake backend only in this build "
-                       "(the real backend is not built yet)"};
-    throw UsageError{"--backend " + c.backend + ": expected fake, spawn or redis://HOST:PORT"};
+  try {
+    validate_backend(c.backend);
+  } catch (const BackendError& e) {
+    throw UsageError{e.what()};
   }
+  if (c.backend.time_scale != 1.0 && c.backend.backend == "fake")
+    throw UsageError{
+        "--time-scale: only for real backends (the fake runs on virtual time: as fast as it "
+        "can, whatever the durations)"};
+  c.run.time_scale = c.backend.time_scale;
+  c.run.allow_server_faults = c.backend.allow_server_faults;
   return c;
 }
 
@@ -314,7 +329,8 @@ void print_text(const Scenario& sc, const RunResult& r, const std::string& lang)
   std::cout << "\n"
             << (r.expectation_met ? "expectation met" : "expectation NOT met") << " ("
             << r.trace.size() << " trace events, " << format_time(r.end_us)
-            << " of virtual time)\n";
+            << (r.trace.meta().at("backend") == "fake" ? " of virtual time" : " of wall-clock time")
+            << ")\n";
 }
 
 ojson checks_json(const RunResult& r) {
@@ -345,7 +361,8 @@ ojson checks_json(const RunResult& r) {
 ojson run_json(const RunResult& r, const Common& c) {
   ojson j;
   j["scenario"] = r.trace.meta().at("scenario");
-  j["backend"] = c.backend;
+  j["backend"] = r.trace.meta().count("backend") ? r.trace.meta().at("backend") : c.backend.backend;
+  if (c.backend.time_scale != 1.0) j["time_scale"] = c.backend.time_scale;
   j["seed"] = c.run.seed;
   ojson variant = ojson::object();
   for (auto& [k, v] : r.variant) variant[k] = v;
@@ -372,6 +389,9 @@ int guarded(F f) {
     std::cerr << "redlab: " << e.message << "\n";
     return 2;
   } catch (const ScenarioError& e) {
+    std::cerr << "redlab: " << e.what() << "\n";
+    return 2;
+  } catch (const BackendError& e) {
     std::cerr << "redlab: " << e.what() << "\n";
     return 2;
   }
@@ -459,19 +479,27 @@ int list_main(const std::vector<std::string>& args) {
 
 int run_main(const std::vector<std::string>& args) {
   return guarded([&] {
-    Common c = parse_common(
-        "run", args,
-        "--seed --set --variant --backend --trace --chrome-trace --json --lang --script ");
+    Common c = parse_common("run", args,
+                            "--seed --set --variant --backend --time-scale --allow-server-faults "
+                            "--trace --chrome-trace "
+                            "--json --lang --script ");
     Scenario sc = load(c);
     for (auto& [name, file] : c.script_files)
       c.run.scripts[name] = read_file(file, "--script " + name + "=");
-    RunResult r = run_scenario(sc, c.run);
+    RunResult r = run_on_backend(sc, c.run, c.backend);
     if (!c.trace_file.empty()) write_file_atomically(c.trace_file, trace_to_json(r.trace));
     if (!c.chrome_file.empty()) write_file_atomically(c.chrome_file, chrome_trace_json(r.trace));
     if (c.json)
       std::cout << run_json(r, c).dump(2) << "\n";
     else
       print_text(sc, r, c.run.lang);
+    // A server that died mid-run: the run is on the record (trace, verdicts), but it is not
+    // the lesson's run, and the backend was not usable to the end.
+    if (!r.backend_trouble.empty()) {
+      std::cout.flush();
+      std::cerr << "redlab: " << r.backend_trouble << "\n";
+      return 2;
+    }
     return r.expectation_met ? 0 : 1;
   });
 }
@@ -479,17 +507,23 @@ int run_main(const std::vector<std::string>& args) {
 int explore_main(const std::vector<std::string>& args) {
   return guarded([&] {
     Common c =
-        parse_common("explore", args, "--seeds --set --variant --backend --json --lang --script ");
+        parse_common("explore", args,
+                     "--seeds --set --variant --backend --time-scale --allow-server-faults --json "
+                     "--lang --script ");
     if (c.seeds == 0) c.seeds = 1000;
     Scenario sc = load(c);
     for (auto& [name, file] : c.script_files)
       c.run.scripts[name] = read_file(file, "--script " + name + "=");
     // Validate the inputs once, on seed 1, so a bad flag is one clear error.
-    RunResult first = run_scenario(sc, [&] {
-      RunOptions o = c.run;
-      o.seed = 1;
-      return o;
-    }());
+    RunResult first = run_on_backend(
+        sc,
+        [&] {
+          RunOptions o = c.run;
+          o.seed = 1;
+          return o;
+        }(),
+        c.backend);
+    if (!first.backend_trouble.empty()) throw BackendError(first.backend_trouble);
     struct Tally {
       int64_t violated = 0;
       int64_t first_seed = -1;
@@ -514,7 +548,9 @@ int explore_main(const std::vector<std::string>& args) {
     auto t0 = std::chrono::steady_clock::now();
     // Seed 1 ran above; the others are independent runs, split over the cores and merged in
     // seed order. A run-time error in any seed is reported once, for the smallest such seed.
+    // A real backend runs one seed at a time (its servers are shared by the runs).
     unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+    if (c.backend.backend != "fake") threads = 1;
     std::vector<std::vector<Outcome>> outs(threads);
     std::vector<std::optional<std::pair<int64_t, std::string>>> errors(threads);
     std::vector<std::thread> pool;
@@ -524,8 +560,13 @@ int explore_main(const std::vector<std::string>& args) {
           RunOptions o = c.run;
           o.seed = uint64_t(seed);
           try {
-            outs[t].push_back(outcome_of(seed, run_scenario(sc, o)));
+            RunResult r = run_on_backend(sc, o, c.backend);
+            if (!r.backend_trouble.empty()) throw BackendError(r.backend_trouble);
+            outs[t].push_back(outcome_of(seed, r));
           } catch (const ScenarioError& e) {
+            errors[t] = {seed, e.what()};
+            return;
+          } catch (const BackendError& e) {
             errors[t] = {seed, e.what()};
             return;
           }
@@ -614,8 +655,9 @@ int explore_main(const std::vector<std::string>& args) {
 
 int check_main(const std::vector<std::string>& args) {
   return guarded([&] {
-    Common c =
-        parse_common("check", args, "--script --variant --set --seeds --backend --json --lang ");
+    Common c = parse_common("check", args,
+                            "--script --variant --set --seeds --backend --time-scale "
+                            "--allow-server-faults --json --lang ");
     Scenario sc = load(c);
     if (!sc.exercise) throw UsageError{sc.id + " has no exercise to check"};
     const Exercise& ex = *sc.exercise;
@@ -639,7 +681,8 @@ int check_main(const std::vector<std::string>& args) {
     for (int64_t seed = 1; seed <= seeds; seed++) {
       RunOptions o = base;
       o.seed = uint64_t(seed);
-      RunResult r = run_scenario(sc, o);
+      RunResult r = run_on_backend(sc, o, c.backend);
+      if (!r.backend_trouble.empty()) throw BackendError(r.backend_trouble);
       for (auto& [name, want] : ex.expect) {
         for (auto& ch : r.checks) {
           if (ch.name != name || ch.ok == want) continue;

@@ -9,9 +9,8 @@
 #include <cstring>
 
 namespace redlab::real {
-namespace {
 
-Reply convert(const redisReply* r) {
+Reply convert_reply(const redisReply* r) {
   switch (r->type) {
     case REDIS_REPLY_STATUS:
       return Reply::status(std::string(r->str, r->len));
@@ -26,13 +25,15 @@ Reply convert(const redisReply* r) {
     case REDIS_REPLY_ARRAY: {
       Reply out = Reply::array();
       out.elements.reserve(r->elements);
-      for (size_t i = 0; i < r->elements; i++) out.elements.push_back(convert(r->element[i]));
+      for (size_t i = 0; i < r->elements; i++) out.elements.push_back(convert_reply(r->element[i]));
       return out;
     }
     default:
       return Reply::error("redlab: unsupported reply type");
   }
 }
+
+namespace {
 
 struct ReplyDeleter {
   void operator()(void* r) const { freeReplyObject(r); }
@@ -42,6 +43,14 @@ int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// The URL for messages: credentials replaced by "***" (a password is never printed).
+std::string redacted(const std::string& url) {
+  size_t scheme = url.find("://");
+  size_t at = url.rfind('@');
+  if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
+  return url.substr(0, scheme + 3) + "***" + url.substr(at);
 }
 
 }  // namespace
@@ -62,7 +71,7 @@ std::optional<std::string> parse_endpoint(const std::string& url, Endpoint& out)
       ep.db = std::atoi(rest.c_str() + q + 4);
       rest = rest.substr(0, q);
     }
-    if (rest.empty()) return "missing socket path in '" + url + "'";
+    if (rest.empty()) return "missing socket path in '" + redacted(url) + "'";
     ep.unix_path = rest;
     out = ep;
     return std::nullopt;
@@ -103,7 +112,7 @@ std::optional<std::string> parse_endpoint(const std::string& url, Endpoint& out)
   }
   if (rest.size() >= 2 && rest.front() == '[' && rest.back() == ']')
     rest = rest.substr(1, rest.size() - 2);
-  if (rest.empty()) return "missing host in '" + url + "'";
+  if (rest.empty()) return "missing host in '" + redacted(url) + "'";
   ep.host = rest;
   out = ep;
   return std::nullopt;
@@ -199,7 +208,7 @@ std::optional<Reply> Connection::receive(int timeout_ms, std::string& error) {
     }
     if (raw) {
       std::unique_ptr<void, ReplyDeleter> holder(raw);
-      return convert(static_cast<redisReply*>(raw));
+      return convert_reply(static_cast<redisReply*>(raw));
     }
     int wait = -1;
     if (deadline >= 0) {

@@ -12,6 +12,7 @@
 #include "sim/core/reply.h"
 
 struct redisContext;
+struct redisReply;
 
 namespace redlab::real {
 
@@ -27,6 +28,10 @@ struct Endpoint {
   // host:port or the socket path, for messages (never includes the password).
   std::string display() const;
 };
+
+// A hiredis reply as a redlab::Reply (RESP2: a nil array "*-1" becomes Nil, which every
+// consumer treats like NilArray).
+Reply convert_reply(const redisReply* reply);
 
 // Parses a URL; returns an error message on failure.
 std::optional<std::string> parse_endpoint(const std::string& url, Endpoint& out);

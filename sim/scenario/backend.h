@@ -63,6 +63,9 @@ class Backend {
   virtual void restart(const std::string& server) = 0;  // data and script cache lost
   virtual bool can_jump_clock() const = 0;
   virtual void jump_clock(const std::string& server, TimeUs delta_us) = 0;
+  // What went wrong with the servers during the run that is not part of the scenario (a
+  // server that died or stopped answering), in one line; "" if nothing. Read after finish().
+  virtual std::string trouble() const { return ""; }
   // After the run, also after an error: the run's keys deleted, config restored, spawned
   // servers stopped. Never throws.
   virtual void finish() noexcept = 0;

@@ -141,6 +141,10 @@ class Engine {
     // Pending callbacks hold references into the world: drop clients before the rest.
     for (auto& a : actors_) a->pubsubs.clear();
     backend_->finish();
+    result_.backend_trouble = backend_->trouble();
+    if (!result_.backend_trouble.empty())
+      trace_.append(TraceEvent{scheduler_.now_us(), "backend_trouble", "", -1, -1, -1,
+                               result_.backend_trouble});
     result_.facts = std::move(facts_);
     evaluate_checks();
     trace_.set_listener(nullptr);
@@ -225,12 +229,16 @@ class Engine {
   }
   int64_t num(const Expr& e, const ActorRt* a, const Where& w) const { return eval(e, a, w); }
   int64_t dur_ms(const Expr& e, const ActorRt* a, const Where& w) const {
+    return scaled_ms(unscaled_ms(e, a, w));
+  }
+  // A non-negative number of the file, as written (counts, and durations before scaling).
+  int64_t unscaled_ms(const Expr& e, const ActorRt* a, const Where& w) const {
     int64_t v = num(e, a, w);
     if (v < 0)
       fail(w, "\"" + e.source() + "\" is " + std::to_string(v) + ": a duration cannot be negative");
     if (v > 1000LL * 1000 * 1000)
       fail(w, "\"" + e.source() + "\" is longer than a million seconds");
-    return scaled_ms(v);
+    return v;
   }
   // A duration of the file at the run's time scale; a duration above 0 stays above 0.
   int64_t scaled_ms(int64_t ms) const {
@@ -498,7 +506,10 @@ class Engine {
     auto numv = [&](const char* k) -> std::optional<int64_t> {
       auto it = o.numbers.find(k);
       if (it == o.numbers.end()) return std::nullopt;
-      return dur_ms(it->second, nullptr, Where{w.pos, w.path + ".options." + k});
+      // Durations (…_ms) follow the time scale; counts (pool_size, max_retries) do not.
+      std::string_view key(k);
+      int64_t v = unscaled_ms(it->second, nullptr, Where{w.pos, w.path + ".options." + k});
+      return key.ends_with("_ms") ? scaled_ms(v) : v;
     };
     int64_t procs = numv("gomaxprocs").value_or(1);
     if (procs < 1) fail(w, "gomaxprocs must be at least 1");

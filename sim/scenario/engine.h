@@ -135,6 +135,9 @@ struct RunResult {
   TimeUs end_us = 0;
   uint64_t events = 0;
   bool bound_hit = false;
+  // A real server that died or stopped answering during the run (Backend::trouble()); the
+  // verdicts are then about a broken run. "" if none.
+  std::string backend_trouble;
 };
 
 // Runs the scenario. Bad options (an unknown variant or parameter, a value out of range) and

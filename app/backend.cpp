@@ -1,0 +1,85 @@
+#include "app/backend.h"
+
+#include <signal.h>
+
+#include <optional>
+
+#include "real/real_backend.h"
+#include "real/redis_conn.h"
+
+namespace redlab::app {
+namespace {
+
+// Ctrl-C during a run on a real server: the first one ends the run early and lets it clean up
+// (the run's keys deleted, a user's config restored, spawned servers stopped); a second one
+// kills redlab at once. Only an atomic store happens in the handler.
+std::atomic<bool> g_interrupted{false};
+struct sigaction g_previous_int, g_previous_term;
+
+void on_interrupt(int sig) {
+  if (g_interrupted.exchange(true)) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
+}
+
+// Installs the handler for the duration of one run (CLI runs; the GUI passes its own cancel).
+class InterruptScope {
+ public:
+  InterruptScope() {
+    g_interrupted = false;
+    struct sigaction action {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &g_previous_int);
+    ::sigaction(SIGTERM, &action, &g_previous_term);
+  }
+  ~InterruptScope() {
+    ::sigaction(SIGINT, &g_previous_int, nullptr);
+    ::sigaction(SIGTERM, &g_previous_term, nullptr);
+  }
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+};
+
+}  // namespace
+
+void validate_backend(const BackendChoice& choice) {
+  if (!(choice.time_scale > 0))
+    throw BackendError("--time-scale must be above 0 (0.1 runs ten times faster)");
+  const std::string& b = choice.backend;
+  if (b == "fake" || b == "spawn") return;
+  if (b.rfind("redis://", 0) == 0 || b.rfind("unix://", 0) == 0) {
+    real::Endpoint ep;
+    if (auto err = real::parse_endpoint(b, ep)) throw BackendError("--backend: " + *err);
+    return;
+  }
+  throw BackendError("--backend " + b + ": expected fake, spawn or redis://HOST:PORT");
+}
+
+scenario::RunResult run_on_backend(const scenario::Scenario& sc,
+                                   const scenario::RunOptions& options, const BackendChoice& choice,
+                                   const std::atomic<bool>* cancel) {
+  validate_backend(choice);
+  scenario::RunOptions o = options;
+  o.time_scale = choice.time_scale;
+  o.allow_server_faults = choice.allow_server_faults;
+  o.cancel = cancel;
+  if (choice.backend == "fake") return scenario::run_scenario(sc, o);
+
+  real::RealBackend backend(real::RealBackendOptions{choice.backend, choice.allow_server_faults});
+  o.backend = &backend;
+  std::optional<InterruptScope> scope;
+  if (!cancel) {
+    scope.emplace();
+    o.cancel = &g_interrupted;
+  }
+  scenario::RunResult r = scenario::run_scenario(sc, o);
+  r.trace.set_meta("key_prefix", backend.key_prefix());
+  if (!cancel && g_interrupted)
+    throw BackendError("interrupted: the run on " + backend.describe() +
+                       " was stopped early; its keys were deleted");
+  return r;
+}
+
+}  // namespace redlab::app

@@ -1,0 +1,81 @@
+// Private redis-server processes for `--backend spawn` (and the real-backend tests).
+//
+// Each server gets a free loopback port (found by binding port 0; a lost race is retried), a
+// temporary directory (its cwd and `dir`, holding its log) and a configuration that keeps
+// nothing on disk and allows DEBUG: `--save '' --appendonly no --enable-debug-command yes`.
+// start() returns once every server answers PING, or throws BackendError with the last line
+// of the log of the one that did not come up.
+//
+// Nothing outlives redlab: the destructor stops the servers (SIGTERM, then SIGKILL after a
+// grace period, always waitpid) and removes the temporary directories; a SIGINT/SIGTERM
+// handler kills every registered child (and, when the signal is about to end the process,
+// removes their directories), then passes the signal on to the handler installed before it,
+// or dies of it as with no handler; and each child asks the kernel
+// for SIGKILL when its parent dies (PR_SET_PDEATHSIG), which covers crashes and SIGKILL.
+// Caveat of the last: Linux sends it when the *thread* that forked exits, so the object
+// should live on the thread that started it (the GUI's worker thread does both).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace redlab::real {
+
+class SpawnedServers {
+ public:
+  // Starts count servers, each with these extra `--name value` arguments. Throws
+  // scenario::BackendError ("redis-server not found in PATH: ...", "redis-server exited: <log
+  // line>", "redis-server on port P did not answer PING within 5000 ms").
+  explicit SpawnedServers(size_t count, std::vector<std::string> extra_args = {});
+  ~SpawnedServers();
+  SpawnedServers(const SpawnedServers&) = delete;
+  SpawnedServers& operator=(const SpawnedServers&) = delete;
+
+  size_t size() const { return servers_.size(); }
+  int port(size_t index) const { return servers_.at(index).port; }
+  pid_t pid(size_t index) const { return servers_.at(index).pid; }
+  const std::string& dir(size_t index) const { return servers_.at(index).dir; }
+  // The last non-empty line of a server's log (for error messages).
+  std::string log_tail(size_t index) const;
+
+  // Kills a server (SIGKILL, like a crash) and starts it again on the same port with empty
+  // data; returns once it answers PING. Throws BackendError if it does not come back.
+  void restart(size_t index);
+  // Kills a server (SIGKILL) and reaps it; tests use this to stage a crash.
+  void kill_server(size_t index);
+  // Stops every server (SIGTERM, SIGKILL after grace_ms) and removes the directories.
+  // Idempotent, never throws.
+  void stop_all() noexcept;
+
+  // Where redis-server is: $REDLAB_REDIS_SERVER, else the first redis-server in PATH; empty
+  // when there is none.
+  static std::string find_redis_server();
+
+  static constexpr int kPingTimeoutMs = 5000;
+  static constexpr int kStopGraceMs = 2000;
+  static constexpr int kPortAttemptsMax = 5;
+
+ private:
+  struct Server {
+    int port = 0;
+    pid_t pid = -1;
+    std::string dir;
+    std::string log_path;
+  };
+  // Forks and execs redis-server for s (port and dir set); returns the pid.
+  pid_t launch(const Server& s) const;
+  // Waits until s answers PING; on failure returns the reason.
+  std::string wait_ready(Server& s) const;
+  // Starts s on a new free port (retrying a port taken meanwhile), or on s.port if keep_port.
+  void start_one(Server& s, bool keep_port);
+  static void stop_one(Server& s, int grace_ms) noexcept;
+
+  std::string binary_;
+  std::vector<std::string> extra_args_;
+  std::vector<Server> servers_;
+};
+
+}  // namespace redlab::real
