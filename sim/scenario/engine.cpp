@@ -601,9 +601,11 @@ class Engine {
   void start_actor(ActorRt& a) {
     const ActorDef& d = *a.def;
     TimeUs start = ms_to_us(dur_ms(d.start_ms, &a, Where{d.where.pos, d.where.path + ".start_ms"}));
+    // Drawn in the file's milliseconds, then scaled: at a time scale the starts keep their
+    // spread (0..20 ms at 0.1 is 0..2 ms in steps of 0.1 ms, not three whole milliseconds).
     int64_t jitter =
-        dur_ms(d.start_jitter_ms, &a, Where{d.where.pos, d.where.path + ".start_jitter_ms"});
-    if (jitter > 0) start += ms_to_us(a.prng.range_inclusive(0, jitter));
+        unscaled_ms(d.start_jitter_ms, &a, Where{d.where.pos, d.where.path + ".start_jitter_ms"});
+    if (jitter > 0) start += scaled_us(ms_to_us(a.prng.range_inclusive(0, jitter)));
     ActorRt* p = &a;
     scheduler_.schedule_at(start, [this, p] {
       emit(*p, "actor_start", -1, p->def->role.get(opt_.lang));
