@@ -3,14 +3,19 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/gui.h"
 #include "app/repl.h"
 #include "app/scenario_cli.h"
 
 namespace {
 
 const char* kUsage =
-    "usage: redlab <command> [options]\n"
+    "usage: redlab [<command> [options]]\n"
     "\n"
+    "  (no command)  the GUI on the default scenario, fake backend\n"
+    "  gui [SCENARIO|TRACE.json] [--backend B] [--seed N] [--set P=V]... [--variant N=V]...\n"
+    "      [--lang en|ru|cs] [--screenshot FILE.png [--at-ms T] [--size WxH]]\n"
+    "        the GUI; with --screenshot: render, write the PNG and exit\n"
     "  repl [--backend fake|redis://HOST:PORT] [--echo] [--reply-timeout-ms MS]\n"
     "        commands on stdin, one per line (redis-cli quoting); replies printed like\n"
     "        `redis-cli --no-raw`. Extra lines: @CONN CMD, :send CONN CMD, :recv CONN [MS],\n"
@@ -35,20 +40,16 @@ const char* kUsage =
     "        redis-server processes redlab starts and stops; a URL: your server, where every\n"
     "        key lives under redlab:<run-id>: and is deleted after the run\n"
     "  --time-scale X        real backends: every duration of the scenario times X\n"
-    "  --allow-server-faults server-wide faults and config on a server redlab did not start\n"
-    "Not yet built: gui.\n";
+    "  --allow-server-faults server-wide faults and config on a server redlab did not start\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) {
-    std::cerr << "redlab: the GUI is not built yet; starting the repl on the fake backend.\n"
-                 "Type Redis commands, one per line (Ctrl-D to quit).\n";
-    return redlab::app::repl_main({});
-  }
+  if (args.empty()) return redlab::app::gui_main({});
   const std::string cmd = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (cmd == "gui") return redlab::app::gui_main(rest);
   if (cmd == "repl") return redlab::app::repl_main(rest);
   if (cmd == "list") return redlab::app::list_main(rest);
   if (cmd == "run") return redlab::app::run_main(rest);

@@ -53,6 +53,7 @@ class Trace {
   using Listener = std::function<void(const TraceEvent&)>;
   void set_listener(Listener listener) { listener_ = std::move(listener); }
   const std::vector<TraceEvent>& events() const { return events_; }
+  void reserve(size_t events) { events_.reserve(events); }
   size_t size() const { return events_.size(); }
 
   bool operator==(const Trace& other) const {

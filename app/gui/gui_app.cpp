@@ -1,0 +1,745 @@
+// The application state: runs (fake on the UI thread, others on a worker), playback, files
+// and settings. Drawing is in gui_panels.cpp; see gui_app.h for the design.
+#include "app/gui/gui_app.h"
+
+#include <stb_image_write.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "app/scenario_cli.h"
+#include "sim/scenario/export.h"
+
+namespace redlab::gui {
+
+namespace fs = std::filesystem;
+
+// The biggest file the GUI opens (a trace of a few million events is a few hundred MB).
+constexpr uintmax_t kOpenFileBytesMax = uintmax_t(2) * 1024 * 1024 * 1024;
+// How much of a file is looked at to tell a trace from a scenario.
+constexpr size_t kSniffBytes = 4096;
+// Events moved from a live run into the trace per frame, so one frame stays short even when
+// the worker is far ahead (the rest follow on the next frames).
+constexpr size_t kLiveEventsPerFrameMax = 200'000;
+constexpr float kSpeedMin = 0.1f;
+constexpr float kSpeedMax = 20.0f;
+
+// ---- Files --------------------------------------------------------------------------------
+
+bool write_file_atomically(const std::string& path, const std::string& bytes, std::string* error) {
+  fs::path target(path);
+  fs::path tmp = target;
+  tmp += ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      if (error) *error = path + ": cannot write (" + std::strerror(errno) + ")";
+      return false;
+    }
+    out << bytes;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      if (error) *error = path + ": write failed";
+      return false;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    if (error) *error = path + ": cannot write (" + ec.message() + ")";
+    return false;
+  }
+  return true;
+}
+
+bool write_png_atomically(const std::string& path, int width_px, int height_px,
+                          const std::vector<uint8_t>& rgba, std::string* error) {
+  if (width_px <= 0 || height_px <= 0 || rgba.size() != size_t(width_px) * height_px * 4) {
+    if (error) *error = path + ": nothing to write (an empty image)";
+    return false;
+  }
+  fs::path tmp = fs::path(path);
+  tmp += ".tmp-" + std::to_string(::getpid());
+  if (!stbi_write_png(tmp.c_str(), width_px, height_px, 4, rgba.data(), width_px * 4)) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    if (error) *error = path + ": cannot write the PNG";
+    return false;
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    if (error) *error = path + ": cannot write (" + ec.message() + ")";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Reads a whole file; a missing, unreadable or absurdly big file is an error in words.
+bool read_file(const std::string& path, std::string* out, std::string* error,
+               size_t limit_bytes = SIZE_MAX) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    *error = path + ": no such file";
+    return false;
+  }
+  uintmax_t size = fs::file_size(path, ec);
+  if (ec || size > kOpenFileBytesMax) {
+    *error = path + ": too big to open";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = path + ": cannot open the file (" + std::strerror(errno) + ")";
+    return false;
+  }
+  out->resize(std::min<uintmax_t>(size, limit_bytes));
+  in.read(out->data(), std::streamsize(out->size()));
+  out->resize(size_t(in.gcount()));
+  return true;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+// ---- Settings -----------------------------------------------------------------------------
+
+std::string config_dir() {
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+    return (fs::path(xdg) / "redlab").string();
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return (fs::path(home) / ".config" / "redlab").string();
+  return "";
+}
+
+bool load_settings(const std::string& path, Settings* s) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::string line;
+  auto fraction = [](const std::string& v, float lo, float hi, float* out) {
+    char* end = nullptr;
+    float f = std::strtof(v.c_str(), &end);
+    if (end != v.c_str() && *end == 0 && f >= lo && f <= hi) *out = f;
+  };
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (key == "lang" && (value == "en" || value == "ru" || value == "cs")) {
+      s->lang = value;
+    } else if (key == "backend" && !value.empty()) {
+      s->backend = value;
+    } else if (key == "seed") {
+      if (auto n = scenario::parse_int(value); n && *n >= 0) s->seed = uint64_t(*n);
+    } else if (key == "speed") {
+      fraction(value, kSpeedMin, kSpeedMax, &s->speed);
+    } else if (key == "follow") {
+      s->follow = value == "1";
+    } else if (key == "scenario") {
+      s->scenario = value;
+    } else if (key.rfind("variant.", 0) == 0) {
+      s->variant[key.substr(8)] = value;
+    } else if (key.rfind("param.", 0) == 0) {
+      if (auto n = scenario::parse_int(value)) s->param[key.substr(6)] = *n;
+    } else if (key == "layout.left") {
+      fraction(value, 0.05f, 0.5f, &s->left_fraction);
+    } else if (key == "layout.right") {
+      fraction(value, 0.05f, 0.5f, &s->right_fraction);
+    } else if (key == "layout.bottom") {
+      fraction(value, 0.05f, 0.7f, &s->bottom_fraction);
+    }
+  }
+  return true;
+}
+
+bool save_settings(const std::string& path, const Settings& s) {
+  std::ostringstream out;
+  out << "# redlab GUI settings (written by redlab; safe to delete)\n";
+  out << "lang=" << s.lang << "\nbackend=" << s.backend << "\nseed=" << s.seed
+      << "\nspeed=" << s.speed << "\nfollow=" << (s.follow ? 1 : 0) << "\nscenario=" << s.scenario
+      << "\n";
+  for (auto& [k, v] : s.variant) out << "variant." << k << "=" << v << "\n";
+  for (auto& [k, v] : s.param) out << "param." << k << "=" << v << "\n";
+  out << "layout.left=" << s.left_fraction << "\nlayout.right=" << s.right_fraction
+      << "\nlayout.bottom=" << s.bottom_fraction << "\n";
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  return write_file_atomically(path, out.str(), nullptr);
+}
+
+// ---- The live run -------------------------------------------------------------------------
+
+// Shared by the UI and a worker thread. The thread owns copies of everything it reads, and the
+// state is shared_ptr-owned, so a run the UI abandons (a new run, closing the app) can finish
+// or hang on its own without the UI ever waiting for it.
+struct App::Worker {
+  struct Shared {
+    std::mutex mu;
+    std::vector<TraceEvent> pending;  // events not yet taken by the UI
+    bool done = false;
+    std::string error;
+    std::optional<scenario::RunResult> result;
+    std::atomic<bool> cancel{false};
+  };
+  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+};
+
+App::App(AppOptions options) : options_(std::move(options)) {
+  if (options_.persist) {
+    if (options_.settings_path.empty() && !config_dir().empty())
+      options_.settings_path = (fs::path(config_dir()) / "settings.txt").string();
+    if (!options_.settings_path.empty()) load_settings(options_.settings_path, &settings_);
+  }
+  lang_ = settings_.lang;
+  backend_ = settings_.backend;
+  seed_ = settings_.seed;
+  speed_ = settings_.speed;
+  follow_ = settings_.follow;
+  scan_library();
+}
+
+App::~App() {
+  cancel_worker();
+  save_settings_now();
+}
+
+void App::scan_library() {
+  library_.clear();
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (auto& entry : fs::directory_iterator(app::scenarios_dir(), ec))
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  for (auto& f : files) {
+    try {
+      scenario::Scenario sc = scenario::load_scenario_file(f.string());
+      library_.push_back({sc.id, f.string(), sc.topic.empty() ? "other" : sc.topic, sc.title});
+    } catch (const std::exception&) {
+      // A broken file in the library is reported when someone opens it by path; the list
+      // shows the scenarios that load.
+    }
+  }
+}
+
+const ScenarioEntry* App::find_entry(const std::string& id) const {
+  for (auto& e : library_)
+    if (e.id == id) return &e;
+  return nullptr;
+}
+
+void App::set_error(std::string message) {
+  error_ = std::move(message);
+  status_.clear();
+}
+
+void App::set_status(std::string message) {
+  status_ = std::move(message);
+  error_.clear();
+}
+
+void App::set_lang(const std::string& lang) {
+  if (lang != "en" && lang != "ru" && lang != "cs") return;
+  lang_ = lang;
+  settings_.lang = lang;
+}
+
+void App::set_speed(float speed) {
+  speed_ = std::clamp(speed, kSpeedMin, kSpeedMax);
+}
+
+WidgetRect App::widget(const std::string& name) const {
+  auto it = widgets_.find(name);
+  return it == widgets_.end() ? WidgetRect{} : it->second;
+}
+
+void App::record(const std::string& name) {
+  widgets_[name] = {ImGui::GetItemRectMin(), ImGui::GetItemRectMax()};
+}
+
+void App::record_window(const std::string& name) {
+  ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+  widgets_[name] = {pos, {pos.x + size.x, pos.y + size.y}};
+}
+
+// ---- Opening ------------------------------------------------------------------------------
+
+bool App::open_scenario(const std::string& name_or_path) {
+  std::string path = name_or_path;
+  bool is_path = name_or_path.find('/') != std::string::npos || ends_with(name_or_path, ".json");
+  if (!is_path) {
+    const ScenarioEntry* e = find_entry(name_or_path);
+    if (!e) {
+      set_error("no scenario \"" + name_or_path + "\" in " + app::scenarios_dir());
+      return false;
+    }
+    path = e->path;
+  }
+  try {
+    scenario::Scenario sc = scenario::load_scenario_file(path);
+    variant_.clear();
+    params_.clear();
+    for (auto& v : sc.variants) variant_[v.name] = v.def;
+    for (auto& p : sc.params) params_[p.name] = p.def;
+    // The last choices made for this scenario, where they still fit it.
+    if (settings_.scenario == sc.id) {
+      for (auto& [k, v] : settings_.variant)
+        if (auto* var = sc.variant(k);
+            var && std::find(var->values.begin(), var->values.end(), v) != var->values.end())
+          variant_[k] = v;
+      for (auto& [k, n] : settings_.param)
+        if (auto* p = sc.param(k); p && n >= p->min && n <= p->max) params_[k] = n;
+    }
+    scenario_ = std::move(sc);
+    error_.clear();
+    return true;
+  } catch (const std::exception& e) {
+    set_error(std::string(e.what()) + (scenario_ ? " (the current scenario is kept)" : ""));
+    return false;
+  }
+}
+
+bool looks_like_trace(const std::string& path) {
+  std::string head, error;
+  return read_file(path, &head, &error, kSniffBytes) &&
+         head.find("\"redlab-trace\"") != std::string::npos;
+}
+
+bool App::open_path(const std::string& path) {
+  std::string head, error;
+  if (!read_file(path, &head, &error, kSniffBytes)) {
+    set_error(error);
+    return false;
+  }
+  if (looks_like_trace(path)) return open_trace(path);
+  return open_scenario(path);
+}
+
+bool App::open_trace(const std::string& path) {
+  std::string text, error;
+  if (!read_file(path, &text, &error)) {
+    set_error(error);
+    return false;
+  }
+  std::optional<Trace> trace = trace_from_json(text, &error);
+  if (!trace) {
+    set_error(path + ": not a redlab trace this build can read: " + error +
+              (trace_.size() > 0 ? " (the current one is kept)" : ""));
+    return false;
+  }
+  cancel_worker();
+  // The scenario the trace came from (when the library has it) gives the story and the
+  // choices that made it; the trace itself is shown as it is.
+  auto meta = trace->meta();
+  if (auto it = meta.find("scenario"); it != meta.end() && find_entry(it->second)) {
+    std::string keep_error = error_;
+    if (open_scenario(it->second)) {
+      for (auto& [k, v] : meta) {
+        if (k.rfind("variant.", 0) == 0) variant_[k.substr(8)] = v;
+        if (k.rfind("param.", 0) == 0)
+          if (auto n = scenario::parse_int(v)) params_[k.substr(6)] = *n;
+      }
+      if (auto s = meta.find("seed"); s != meta.end())
+        if (auto n = scenario::parse_int(s->second); n && *n >= 0) seed_ = uint64_t(*n);
+    }
+  }
+  std::vector<CheckLine> checks = checks_from_trace(*trace);
+  show_trace(std::move(*trace), std::move(checks), {});
+  replay_ = true;
+  source_ = path;
+  fit_view();
+  seek(model_.end_us());
+  playing_ = false;
+  set_status("replaying " + path + " (" + std::to_string(trace_.size()) + " events)");
+  return true;
+}
+
+std::vector<App::CheckLine> App::checks_from_trace(const Trace& trace) const {
+  // "NAME: holds: SUMMARY" / "NAME: violated: SUMMARY" (docs/trace-format.md).
+  std::vector<CheckLine> out;
+  for (auto& e : trace.events()) {
+    if (e.kind != "check") continue;
+    CheckLine c;
+    auto colon = e.text.find(": ");
+    c.name = e.text.substr(0, colon);
+    std::string rest = colon == std::string::npos ? "" : e.text.substr(colon + 2);
+    c.ok = rest.rfind("holds", 0) == 0;
+    auto second = rest.find(": ");
+    c.summary = second == std::string::npos ? rest : rest.substr(second + 2);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void App::show_trace(Trace trace, std::vector<CheckLine> checks,
+                     std::vector<ViolationRegion> regions) {
+  trace_ = std::move(trace);
+  model_.reset();
+  model_.update(trace_);
+  model_.set_violations(std::move(regions));
+  checks_ = std::move(checks);
+  view_.selected_event = -1;
+  view_.hovered_event = -1;
+  trace_generation_++;
+}
+
+// ---- Running ------------------------------------------------------------------------------
+
+scenario::RunOptions App::run_options() const {
+  scenario::RunOptions o;
+  o.seed = seed_;
+  o.variant = variant_;
+  o.set = params_;
+  o.lang = lang_;
+  return o;
+}
+
+bool App::run(bool play) {
+  if (!scenario_) {
+    set_error("open a scenario first (the library on the left)");
+    return false;
+  }
+  cancel_worker();
+  remember_choices();
+  app::BackendChoice choice;
+  choice.backend = backend_;
+  if (backend_ != "fake") {
+    // A real server may be slow or dead: the run goes to a worker and the UI keeps drawing.
+    auto worker = std::make_unique<Worker>();
+    std::shared_ptr<Worker::Shared> shared = worker->shared;
+    scenario::RunOptions options = run_options();
+    options.on_event = [shared](const TraceEvent& e) {
+      std::lock_guard<std::mutex> lock(shared->mu);
+      shared->pending.push_back(e);
+    };
+    std::thread([shared, sc = *scenario_, options, choice] {
+      std::string error;
+      std::optional<scenario::RunResult> result;
+      try {
+        result = app::run_on_backend(sc, options, choice, &shared->cancel);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      std::lock_guard<std::mutex> lock(shared->mu);
+      shared->error = std::move(error);
+      shared->result = std::move(result);
+      shared->done = true;
+    }).detach();
+    worker_ = std::move(worker);
+    show_trace(Trace(), {}, {});
+    replay_ = false;
+    source_ = "live run of " + scenario_->id + " on " + backend_;
+    view_.fit(model_);
+    seek(0);
+    playing_ = play;
+    set_status("running " + scenario_->id + " on " + backend_ + " ...");
+    return true;
+  }
+  try {
+    scenario::RunResult r = app::run_on_backend(*scenario_, run_options(), choice);
+    std::vector<CheckLine> checks;
+    std::vector<ViolationRegion> regions;
+    for (auto& c : r.checks) {
+      checks.push_back({c.name, c.ok, c.summary, c.expected});
+      for (auto& v : c.violations) regions.push_back({v.from_us, v.to_us, v.who, v.text, c.name});
+    }
+    show_trace(std::move(r.trace), std::move(checks), std::move(regions));
+  } catch (const std::exception& e) {
+    set_error(e.what());
+    return false;
+  }
+  replay_ = false;
+  source_ = "run of " + scenario_->id;
+  error_.clear();
+  status_.clear();
+  fit_view();
+  seek(play ? 0 : model_.end_us());
+  playing_ = play;
+  save_settings_now();
+  return true;
+}
+
+void App::rerun_in_place() {
+  if (!scenario_ || backend_ != "fake" || replay_ || running()) return;
+  TimeUs from_us = view_.view_from_us, to_us = view_.view_to_us, playhead_us = view_.playhead_us;
+  bool was_playing = playing_;
+  if (!run(false)) return;
+  view_.view_from_us = from_us;
+  view_.view_to_us = to_us;
+  seek(playhead_us);
+  playing_ = was_playing && playhead_us < model_.end_us();
+}
+
+void App::fit_view() {
+  // When everything happens early and the run then idles to its duration (a retry storm
+  // over in 60 ms of a 1 s run), showing the whole run would squeeze the story into a few
+  // pixels: show the activity instead.
+  TimeUs activity_end_us = 0;
+  for (auto it = trace_.events().rbegin(); it != trace_.events().rend(); ++it) {
+    const std::string& kind = it->kind;
+    if (kind == "run_end" || kind == "check" || kind == "run_bound" || kind == "actor_end")
+      continue;
+    activity_end_us = it->time_us;
+    break;
+  }
+  view_.fit(model_);
+  if (activity_end_us > 0 && activity_end_us < model_.end_us() / 2) {
+    view_.view_from_us = -activity_end_us / 50;
+    view_.view_to_us = activity_end_us + activity_end_us / 10;
+  }
+}
+
+void App::cancel_worker() {
+  if (!worker_) return;
+  worker_->shared->cancel = true;
+  worker_.reset();  // the thread holds its own reference and ends on its own
+}
+
+void App::poll_worker() {
+  if (!worker_) return;
+  auto& shared = *worker_->shared;
+  std::vector<TraceEvent> events;
+  bool done = false;
+  std::string error;
+  std::optional<scenario::RunResult> result;
+  {
+    std::lock_guard<std::mutex> lock(shared.mu);
+    if (shared.pending.size() <= kLiveEventsPerFrameMax) {
+      events.swap(shared.pending);
+      done = shared.done;
+    } else {
+      events.assign(std::make_move_iterator(shared.pending.begin()),
+                    std::make_move_iterator(shared.pending.begin() + kLiveEventsPerFrameMax));
+      shared.pending.erase(shared.pending.begin(), shared.pending.begin() + kLiveEventsPerFrameMax);
+    }
+    if (done) {
+      error = shared.error;
+      result = std::move(shared.result);
+    }
+  }
+  for (auto& e : events) trace_.append(std::move(e));
+  if (!events.empty()) {
+    model_.update(trace_);
+    trace_generation_++;
+  }
+  if (!done) return;
+  worker_.reset();
+  if (!error.empty()) {
+    set_error(error);
+    playing_ = false;
+    return;
+  }
+  if (result) {
+    // The finished result carries the meta and the checks, which the live events did not.
+    TimeUs playhead_us = view_.playhead_us;
+    std::vector<CheckLine> checks;
+    std::vector<ViolationRegion> regions;
+    for (auto& c : result->checks) {
+      checks.push_back({c.name, c.ok, c.summary, c.expected});
+      for (auto& v : c.violations) regions.push_back({v.from_us, v.to_us, v.who, v.text, c.name});
+    }
+    show_trace(std::move(result->trace), std::move(checks), std::move(regions));
+    // The whole run now exists: show all of it (with the verdicts' regions) unless the user
+    // has taken the view over by turning follow off.
+    if (follow_) fit_view();
+    seek(playhead_us);
+    set_status("the run on " + backend_ + " finished");
+  }
+}
+
+// ---- Playback -----------------------------------------------------------------------------
+
+void App::play() {
+  if (view_.playhead_us >= model_.end_us() && !running()) seek(0);
+  playing_ = true;
+}
+
+void App::pause() {
+  playing_ = false;
+}
+
+void App::restart() {
+  seek(0);
+  playing_ = true;
+}
+
+void App::seek(TimeUs t_us) {
+  view_.playhead_us = std::clamp<TimeUs>(t_us, 0, model_.end_us());
+  playhead_carry_us_ = 0;
+}
+
+void App::step_to_next_event() {
+  playing_ = false;
+  if (auto t = model_.next_event_after(view_.playhead_us)) seek(*t);
+}
+
+void App::advance_playhead(float dt_s) {
+  if (!playing_) return;
+  double delta_us = double(dt_s) * speed_ * 1e6 + playhead_carry_us_;
+  TimeUs whole_us = TimeUs(delta_us);
+  playhead_carry_us_ = delta_us - double(whole_us);
+  TimeUs t = view_.playhead_us + whole_us;
+  if (t >= model_.end_us()) {
+    t = model_.end_us();
+    if (!running()) playing_ = false;  // a live run keeps playing while it grows
+  }
+  view_.playhead_us = t;  // the view's `follow` keeps it in sight
+}
+
+std::optional<std::string> App::take_png_request() {
+  auto r = std::move(png_request_);
+  png_request_.reset();
+  return r;
+}
+
+void App::report_png_result(bool ok, const std::string& path, const std::string& error) {
+  if (ok)
+    set_status("wrote " + path);
+  else
+    set_error(error);
+}
+
+// ---- Saving -------------------------------------------------------------------------------
+
+bool App::save_trace(const std::string& path) {
+  if (trace_.size() == 0) {
+    set_error("nothing to save yet: run a scenario first");
+    return false;
+  }
+  std::string error;
+  if (!write_file_atomically(path, trace_to_json(trace_), &error)) {
+    set_error(error);
+    return false;
+  }
+  set_status("saved the trace to " + path);
+  return true;
+}
+
+bool App::export_chrome_trace(const std::string& path) {
+  if (trace_.size() == 0) {
+    set_error("nothing to export yet: run a scenario first");
+    return false;
+  }
+  std::string error;
+  if (!write_file_atomically(path, scenario::chrome_trace_json(trace_), &error)) {
+    set_error(error);
+    return false;
+  }
+  set_status("wrote " + path + " (open it in ui.perfetto.dev)");
+  return true;
+}
+
+void App::remember_choices() {
+  if (!scenario_) return;
+  settings_.scenario = scenario_->id;
+  settings_.variant = variant_;
+  settings_.param = params_;
+  settings_.seed = seed_;
+  settings_.backend = backend_;
+}
+
+void App::save_settings_now() {
+  settings_.lang = lang_;
+  settings_.speed = speed_;
+  settings_.follow = follow_;
+  if (options_.persist && !options_.settings_path.empty())
+    save_settings(options_.settings_path, settings_);
+}
+
+// ---- The frame ----------------------------------------------------------------------------
+
+void App::frame(float dt_s) {
+  poll_worker();
+  advance_playhead(dt_s);
+
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  ImGuiWindowFlags root_flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoSavedSettings |
+                                ImGuiWindowFlags_NoBringToFrontOnFocus;
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0);
+  ImGui::Begin("redlab", nullptr, root_flags);
+  ImGui::PopStyleVar();
+
+  draw_top_bar();
+  ImGui::Separator();
+
+  // Below the top bar: library | centre (timeline over narration) | inspector, with
+  // draggable splitters; the fractions are remembered in the settings.
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float splitter_px = 6;
+  const float left_px = std::floor(avail.x * settings_.left_fraction);
+  const float right_px = std::floor(avail.x * settings_.right_fraction);
+  const float centre_px = std::max(100.0f, avail.x - left_px - right_px - 2 * splitter_px);
+
+  draw_library({left_px, avail.y});
+  ImGui::SameLine(0, 0);
+  splitter("##split_left", true, &settings_.left_fraction, avail.x, 0.08f, 0.4f,
+           {splitter_px, avail.y});
+  ImGui::SameLine(0, 0);
+
+  ImGui::BeginGroup();
+  const float bottom_px = std::floor(avail.y * settings_.bottom_fraction);
+  const float timeline_px = std::max(100.0f, avail.y - bottom_px - splitter_px);
+  draw_timeline({centre_px, timeline_px});
+  // Dragging down makes the narration smaller: the splitter moves the opposite way.
+  float top_fraction = 1.0f - settings_.bottom_fraction;
+  if (splitter("##split_bottom", false, &top_fraction, avail.y, 0.35f, 0.92f,
+               {centre_px, splitter_px}))
+    settings_.bottom_fraction = 1.0f - top_fraction;
+  draw_narration({centre_px, bottom_px});
+  ImGui::EndGroup();
+
+  ImGui::SameLine(0, 0);
+  float right_start = 1.0f - settings_.right_fraction;
+  if (splitter("##split_right", true, &right_start, avail.x, 0.6f, 0.92f, {splitter_px, avail.y}))
+    settings_.right_fraction = 1.0f - right_start;
+  ImGui::SameLine(0, 0);
+  draw_inspector({right_px, avail.y});
+
+  ImGui::End();
+}
+
+bool App::splitter(const char* id, bool vertical, float* fraction, float total_px,
+                   float min_fraction, float max_fraction, ImVec2 size) {
+  ImGui::InvisibleButton(id, size);
+  bool changed = false;
+  if (ImGui::IsItemActive() && total_px > 0) {
+    float delta_px = vertical ? ImGui::GetIO().MouseDelta.x : ImGui::GetIO().MouseDelta.y;
+    *fraction = std::clamp(*fraction + delta_px / total_px, min_fraction, max_fraction);
+    changed = true;
+  }
+  if (ImGui::IsItemHovered() || ImGui::IsItemActive())
+    ImGui::SetMouseCursor(vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
+  if (ImGui::IsItemDeactivated()) save_settings_now();
+  ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  ImU32 colour = ImGui::GetColorU32(ImGui::IsItemActive()    ? ImGuiCol_SeparatorActive
+                                    : ImGui::IsItemHovered() ? ImGuiCol_SeparatorHovered
+                                                             : ImGuiCol_Separator);
+  if (vertical)
+    ImGui::GetWindowDrawList()->AddLine({(a.x + b.x) / 2, a.y}, {(a.x + b.x) / 2, b.y}, colour);
+  else
+    ImGui::GetWindowDrawList()->AddLine({a.x, (a.y + b.y) / 2}, {b.x, (a.y + b.y) / 2}, colour);
+  return changed;
+}
+
+}  // namespace redlab::gui

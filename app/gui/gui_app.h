@@ -1,0 +1,308 @@
+// The GUI application shell: the state of one lab session (scenario, choices, the trace being
+// shown, playback) and the panels around G1's timeline (timeline_view.h).
+//
+// Split by feature (Tracy's View): gui_app.cpp holds the state and everything that is not
+// drawing (runs, playback, files, settings); gui_panels.cpp draws the panels; gui_host.cpp
+// owns the GLFW window, the GL context, fonts and screenshots; gui_main.cpp parses
+// `redlab gui` arguments.
+//
+// Runs: a fake run is a pure, fast function, so it happens on the UI thread and the finished
+// trace is then *played*: the playhead moves at the chosen speed (1x = the scenario's own
+// time). Other backends run on a worker thread; its events are copied into a mutex-protected
+// buffer and the UI thread moves them into its trace each frame, so the timeline grows while
+// the run goes on and the UI never waits for a server.
+//
+// Tests drive the app through Host::frame with a FrameInput (synthetic mouse) and read its
+// state through the accessors at the end of App (playhead, view, errors, widget rects).
+#pragma once
+
+#include <imgui.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/backend.h"
+#include "app/gui/timeline_model.h"
+#include "app/gui/timeline_view.h"
+#include "sim/core/trace.h"
+#include "sim/scenario/engine.h"
+#include "sim/scenario/scenario.h"
+
+struct GLFWwindow;
+
+namespace redlab::gui {
+
+// ---- Settings: the last choices, kept between sessions ------------------------------------
+
+struct Settings {
+  std::string lang = "en";
+  std::string backend = "fake";  // "fake", "spawn" or a redis:// URL
+  uint64_t seed = 1;
+  float speed = 1.0f;
+  bool follow = true;
+  std::string scenario;                        // the last scenario's id
+  std::map<std::string, std::string> variant;  // of the last scenario
+  std::map<std::string, int64_t> param;        // of the last scenario
+  // Layout, as fractions of the window (the app lays out its panels itself).
+  float left_fraction = 0.16f;
+  float right_fraction = 0.24f;
+  float bottom_fraction = 0.26f;
+};
+
+// $XDG_CONFIG_HOME/redlab, else $HOME/.config/redlab; "" if neither is set.
+std::string config_dir();
+// Reads "key=value" lines; unknown keys and bad values are skipped (an old or hand-edited
+// file must never stop the app). Returns false if the file cannot be read.
+bool load_settings(const std::string& path, Settings* settings);
+// Atomic (temporary file + rename); creates the directory. Returns false on failure.
+bool save_settings(const std::string& path, const Settings& settings);
+
+// Writes a file whole or not at all: a temporary next to it, then a rename.
+bool write_file_atomically(const std::string& path, const std::string& bytes, std::string* error);
+// RGBA rows top to bottom -> PNG, atomically.
+bool write_png_atomically(const std::string& path, int width_px, int height_px,
+                          const std::vector<uint8_t>& rgba, std::string* error);
+
+// True if `path` is a file whose opening says it is a redlab trace (not a scenario).
+bool looks_like_trace(const std::string& path);
+
+// ---- The application ----------------------------------------------------------------------
+
+struct ScenarioEntry {
+  std::string id;
+  std::string path;
+  std::string topic;
+  scenario::Text title;
+};
+
+struct AppOptions {
+  // Read and write the settings file (off in tests and for --screenshot: reproducible).
+  bool persist = true;
+  std::string settings_path;  // default: config_dir()/settings.txt
+};
+
+// Where a widget was drawn in the last frame (screen pixels), for tests.
+struct WidgetRect {
+  ImVec2 min{0, 0}, max{0, 0};
+  ImVec2 center() const { return {(min.x + max.x) / 2, (min.y + max.y) / 2}; }
+  bool valid() const { return max.x > min.x && max.y > min.y; }
+};
+
+class App {
+ public:
+  explicit App(AppOptions options = {});
+  ~App();
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
+
+  // ---- Commands (the UI calls them; so do gui_main and tests) ----
+  // Each returns false and sets error() on failure, leaving what is shown intact.
+  // A scenario id from the library or a path to a scenario file; becomes the current one.
+  bool open_scenario(const std::string& name_or_path);
+  // A saved trace: replayed as it is, no server needed.
+  bool open_trace(const std::string& path);
+  // A path that holds either (decided by the file's "format").
+  bool open_path(const std::string& path);
+  // Runs the current scenario with the current choices. Fake: done when this returns, the
+  // playhead at 0 and playing (play = false: paused at the end, as for screenshots).
+  // Other backends: starts the worker and returns.
+  bool run(bool play = true);
+  bool save_trace(const std::string& path);
+  bool export_chrome_trace(const std::string& path);
+  // The timeline's pixels are read after the frame is rendered: the host does it.
+  void request_timeline_png(const std::string& path) { png_request_ = path; }
+
+  void play();
+  void pause();
+  void step_to_next_event();
+  void restart();
+  void seek(TimeUs t_us);
+
+  // Choices for the next run (validated against the scenario when it runs).
+  std::map<std::string, std::string>& variant() { return variant_; }
+  std::map<std::string, int64_t>& params() { return params_; }
+  void set_seed(uint64_t seed) { seed_ = seed; }
+  void set_lang(const std::string& lang);
+  void set_backend(const std::string& backend) { backend_ = backend; }
+  void set_speed(float speed);
+  // After a choice changed: the fake run is redone at once (what-if) and the view and the
+  // playhead stay where they were, so the new future appears in place. No-op otherwise.
+  void rerun_in_place();
+
+  // ---- Per frame ----
+  // Between ImGui::NewFrame and ImGui::Render: takes in live events, moves the playhead by
+  // dt_s at the chosen speed and draws every panel.
+  void frame(float dt_s);
+  // The host asks after rendering: a pending timeline PNG (path), and clears it.
+  std::optional<std::string> take_png_request();
+  void report_png_result(bool ok, const std::string& path, const std::string& error);
+
+  // ---- State (tests and the host read it) ----
+  TimeUs playhead_us() const { return view_.playhead_us; }
+  bool playing() const { return playing_; }
+  bool running() const { return worker_ != nullptr; }  // a live run is in progress
+  const std::string& error() const { return error_; }
+  const std::string& status() const { return status_; }
+  const TimelineView& view() const { return view_; }
+  TimelineView& view() { return view_; }
+  const TimelineModel& model() const { return model_; }
+  const Trace& trace() const { return trace_; }
+  const scenario::Scenario* scenario() const { return scenario_ ? &*scenario_ : nullptr; }
+  const std::vector<ScenarioEntry>& library() const { return library_; }
+  const std::string& lang() const { return lang_; }
+  float speed() const { return speed_; }
+  bool follow() const { return follow_; }
+  void set_follow(bool follow) { follow_ = follow; }
+  // "run", "pause", "step", "restart", "timeline", "library", "inspector", "narration", ...
+  WidgetRect widget(const std::string& name) const;
+  const Settings& settings() const { return settings_; }
+
+ private:
+  struct Worker;  // a live run on another thread
+  struct CheckLine {
+    std::string name;
+    bool ok = true;
+    std::string summary;
+    std::optional<bool> expected;
+  };
+
+  void scan_library();
+  const ScenarioEntry* find_entry(const std::string& id) const;
+  void set_error(std::string message);
+  void set_status(std::string message);
+  // Replaces what is shown by a finished run or a loaded trace.
+  void show_trace(Trace trace, std::vector<CheckLine> checks, std::vector<ViolationRegion> regions);
+  void poll_worker();
+  void fit_view();  // the whole run, or its busy part when the rest is idle
+  void cancel_worker();
+  void advance_playhead(float dt_s);
+  scenario::RunOptions run_options() const;
+  void remember_choices();
+  void save_settings_now();
+  void record(const std::string& name);         // the last item's rect under `name`
+  void record_window(const std::string& name);  // the current (child) window's rect
+  std::vector<CheckLine> checks_from_trace(const Trace& trace) const;
+
+  // Panels (gui_panels.cpp).
+  void draw_top_bar();
+  void draw_library(ImVec2 size);
+  void draw_timeline(ImVec2 size);
+  void draw_inspector(ImVec2 size);
+  void draw_narration(ImVec2 size);
+  void draw_selected_event();
+  void draw_keyspace();
+  void draw_pool_stats();
+  bool splitter(const char* id, bool vertical, float* fraction, float total_px, float min_fraction,
+                float max_fraction, ImVec2 size);
+
+  AppOptions options_;
+  Settings settings_;
+
+  std::vector<ScenarioEntry> library_;
+  std::string library_filter_;
+  std::optional<scenario::Scenario> scenario_;
+  std::string source_;   // what is shown: "run of ID" or the trace file's path
+  bool replay_ = false;  // showing a loaded trace, not a run of ours
+
+  // Choices.
+  std::string lang_ = "en";
+  std::string backend_ = "fake";
+  uint64_t seed_ = 1;
+  std::map<std::string, std::string> variant_;
+  std::map<std::string, int64_t> params_;
+  float speed_ = 1.0f;
+  bool follow_ = true;  // the "follow" checkbox; the view follows while playing
+
+  // What is shown.
+  Trace trace_;
+  TimelineModel model_;
+  TimelineView view_;
+  std::vector<CheckLine> checks_;
+  bool playing_ = false;
+  double playhead_carry_us_ = 0;  // sub-microsecond remainder of the playhead's motion
+
+  std::unique_ptr<Worker> worker_;
+
+  // Inspector caches: recomputed when the playhead crosses an event or the trace changes.
+  uint64_t trace_generation_ = 0;  // +1 whenever trace_ is replaced or grows
+  size_t keyspace_event_ = SIZE_MAX;
+  uint64_t keyspace_generation_ = UINT64_MAX;
+  std::vector<std::pair<std::string, std::vector<KeyState>>> keyspace_;
+
+  int64_t selected_span_event_ = -1;  // the selection whose span is in selected_span_
+  uint64_t selected_span_generation_ = UINT64_MAX;
+  std::optional<Item> selected_span_;
+  std::map<std::string, std::vector<float>> pool_plots_;  // host -> connections in use
+  uint64_t pool_plots_generation_ = UINT64_MAX;
+  size_t notes_shown_ = SIZE_MAX;  // notes listed last frame (scroll to a new one)
+
+  std::string path_field_;  // the Files row's path
+  std::string error_;
+  std::string status_;
+  std::optional<std::string> png_request_;
+  std::map<std::string, WidgetRect> widgets_;
+};
+
+// ---- The window ---------------------------------------------------------------------------
+
+struct HostOptions {
+  int width_px = 1600;
+  int height_px = 900;
+  std::string title = "redlab";
+  std::string ini_path;  // imgui.ini; "" = none (tests, screenshots)
+  bool vsync = true;
+  float font_px = 17.0f;
+};
+
+// Synthetic input for one frame (tests): replaces the real mouse and the frame time.
+struct FrameInput {
+  ImVec2 mouse_pos{-1, -1};
+  bool mouse_down = false;
+  float wheel = 0;
+  float dt_s = 1.0f / 60;
+};
+
+// One GLFW window with an OpenGL 3 context and a Dear ImGui context (one at a time).
+class Host {
+ public:
+  // nullptr and a one-line reason if there is no display or no GL 3 context.
+  static std::unique_ptr<Host> open(const HostOptions& options, std::string* error);
+  ~Host();
+  Host(const Host&) = delete;
+  Host& operator=(const Host&) = delete;
+
+  // One frame of the app; false once the window has been asked to close.
+  bool frame(App& app, const FrameInput* input = nullptr);
+  // The whole window as a PNG, written after the next frame is rendered; the result is in
+  // screenshot_error() ("" = written).
+  void request_screenshot(const std::string& path) { screenshot_path_ = path; }
+  const std::string& screenshot_error() const { return screenshot_error_; }
+  // RGBA of a region of the last rendered frame, rows top to bottom (valid inside frame()).
+  std::vector<uint8_t> read_pixels(int x, int y, int width_px, int height_px) const;
+  int framebuffer_width() const;
+  int framebuffer_height() const;
+  // Pixels of the last frame (kept for tests when keep_pixels is on).
+  bool keep_pixels = false;
+  const std::vector<uint8_t>& last_pixels() const { return last_pixels_; }
+  bool font_loaded() const { return font_loaded_; }
+
+ private:
+  Host() = default;
+  GLFWwindow* window_ = nullptr;
+  std::string ini_path_;
+  std::string screenshot_path_;
+  std::string screenshot_error_;
+  std::vector<uint8_t> last_pixels_;
+  bool font_loaded_ = false;
+};
+
+// The projector-friendly light look.
+void apply_light_style(float font_px);
+
+}  // namespace redlab::gui

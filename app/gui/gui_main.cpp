@@ -1,0 +1,181 @@
+// `redlab gui [SCENARIO|TRACE.json] [--screenshot FILE.png] [--at-ms T] [--size WxH]
+//             [--lang L] [--seed N] [--set P=V] [--variant N=V] [--backend B]`
+//
+// Everything that can be wrong with the input (arguments, the scenario, the trace, a run
+// option) is found before a window opens, so bad input costs one line on stderr and exit 2,
+// with or without a display, and never leaves a half-written screenshot.
+#include "app/gui/gui.h"
+
+#include <cinttypes>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "app/gui/gui_app.h"
+
+namespace redlab::app {
+
+namespace {
+
+constexpr int kWindowPxMin = 320;
+constexpr int kWindowPxMax = 8192;
+// Frames rendered before a screenshot is taken: ImGui sizes tables and wrapped text from the
+// previous frame, so the first frames are not final.
+constexpr int kScreenshotFrames = 4;
+const char* kDefaultScenario = "ttl-double-holder";
+
+struct GuiArgs {
+  std::string input;  // scenario id/path or trace path; "" = the last (or default) scenario
+  std::string screenshot;
+  std::optional<int64_t> at_ms;
+  int width_px = 1600;
+  int height_px = 900;
+  std::optional<std::string> lang;
+  std::optional<uint64_t> seed;
+  std::map<std::string, int64_t> set;
+  std::map<std::string, std::string> variant;
+  std::optional<std::string> backend;
+};
+
+struct BadInput {
+  std::string message;
+};
+
+GuiArgs parse_args(const std::vector<std::string>& args) {
+  GuiArgs g;
+  for (size_t i = 0; i < args.size(); i++) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw BadInput{a + " needs a value"};
+      return args[++i];
+    };
+    auto pair = [&](const std::string& text) {
+      auto eq = text.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw BadInput{a + " " + text + ": expected NAME=VALUE"};
+      return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
+    };
+    if (a == "--screenshot") {
+      g.screenshot = value();
+      if (g.screenshot.empty()) throw BadInput{"--screenshot needs a file name"};
+    } else if (a == "--at-ms") {
+      std::string v = value();
+      auto n = scenario::parse_int(v);
+      if (!n || *n < 0) throw BadInput{"--at-ms " + v + ": expected a time in ms, 0 or more"};
+      g.at_ms = *n;
+    } else if (a == "--size") {
+      std::string v = value();
+      auto x = v.find('x');
+      auto w = x == std::string::npos ? std::nullopt : scenario::parse_int(v.substr(0, x));
+      auto h = x == std::string::npos ? std::nullopt : scenario::parse_int(v.substr(x + 1));
+      if (!w || !h || *w < kWindowPxMin || *h < kWindowPxMin || *w > kWindowPxMax ||
+          *h > kWindowPxMax)
+        throw BadInput{"--size " + v + ": expected WIDTHxHEIGHT in pixels, each " +
+                       std::to_string(kWindowPxMin) + " to " + std::to_string(kWindowPxMax)};
+      g.width_px = int(*w);
+      g.height_px = int(*h);
+    } else if (a == "--lang") {
+      g.lang = value();
+      if (*g.lang != "en" && *g.lang != "ru" && *g.lang != "cs")
+        throw BadInput{"--lang " + *g.lang + ": expected en, ru or cs"};
+    } else if (a == "--seed") {
+      std::string v = value();
+      auto n = scenario::parse_int(v);
+      if (!n || *n < 0) throw BadInput{"--seed " + v + ": expected an integer, 0 or more"};
+      g.seed = uint64_t(*n);
+    } else if (a == "--set") {
+      auto [k, v] = pair(value());
+      auto n = scenario::parse_int(v);
+      if (!n) throw BadInput{"--set " + k + "=" + v + ": expected an integer value"};
+      g.set[k] = *n;
+    } else if (a == "--variant") {
+      auto [k, v] = pair(value());
+      g.variant[k] = v;
+    } else if (a == "--backend") {
+      g.backend = value();
+    } else if (a.rfind("-", 0) == 0) {
+      throw BadInput{"unknown option " + a + " for 'gui' (see redlab --help)"};
+    } else if (g.input.empty()) {
+      g.input = a;
+    } else {
+      throw BadInput{"unexpected argument '" + a + "' (one scenario or trace at a time)"};
+    }
+  }
+  return g;
+}
+
+int gui_main_checked(const std::vector<std::string>& args) {
+  GuiArgs g = parse_args(args);
+  const bool screenshot = !g.screenshot.empty();
+
+  // Screenshots and tests must not depend on (or change) someone's saved settings.
+  gui::AppOptions options;
+  options.persist = !screenshot;
+  gui::App app(options);
+  if (g.lang) app.set_lang(*g.lang);
+  if (g.backend) app.set_backend(*g.backend);
+
+  bool replay = false;
+  if (!g.input.empty()) {
+    replay = gui::looks_like_trace(g.input);
+    if (!(replay ? app.open_trace(g.input) : app.open_scenario(g.input)))
+      throw BadInput{app.error()};
+  } else {
+    std::string last = app.settings().scenario;
+    bool in_library = false;
+    for (auto& e : app.library()) in_library = in_library || e.id == last;
+    if (!app.open_scenario(in_library ? last : kDefaultScenario)) throw BadInput{app.error()};
+  }
+  if (replay && (g.seed || !g.set.empty() || !g.variant.empty()))
+    throw BadInput{"--seed, --set and --variant choose a run; " + g.input +
+                   " is a saved trace (give a scenario instead)"};
+  if (!replay) {
+    if (g.seed) app.set_seed(*g.seed);
+    for (auto& [k, v] : g.set) app.params()[k] = v;
+    for (auto& [k, v] : g.variant) app.variant()[k] = v;
+    // Unknown or out-of-range choices are refused by the run itself, with the engine's words.
+    if (!app.run(!screenshot && !g.at_ms)) throw BadInput{app.error()};
+  }
+  if (g.at_ms) {
+    app.seek(*g.at_ms * kUsPerMs);
+    app.pause();
+  }
+
+  gui::HostOptions host_options;
+  host_options.width_px = g.width_px;
+  host_options.height_px = g.height_px;
+  host_options.vsync = !screenshot;
+  if (!screenshot && !gui::config_dir().empty())
+    host_options.ini_path = (std::filesystem::path(gui::config_dir()) / "imgui.ini").string();
+  std::string error;
+  auto host = gui::Host::open(host_options, &error);
+  if (!host) throw BadInput{error};
+
+  if (screenshot) {
+    gui::FrameInput still;  // no mouse, no time passing: the picture shows the chosen moment
+    still.dt_s = 1.0f / 60;
+    for (int i = 0; i < kScreenshotFrames; i++) {
+      if (i + 1 == kScreenshotFrames) host->request_screenshot(g.screenshot);
+      if (!host->frame(app, &still)) throw BadInput{"the window was closed"};
+    }
+    if (!host->screenshot_error().empty()) throw BadInput{host->screenshot_error()};
+    return 0;
+  }
+  while (host->frame(app)) {
+  }
+  return 0;
+}
+
+}  // namespace
+
+int gui_main(const std::vector<std::string>& args) {
+  try {
+    return gui_main_checked(args);
+  } catch (const BadInput& e) {
+    std::cerr << "redlab: " << e.message << "\n";
+    return 2;
+  }
+}
+
+}  // namespace redlab::app

@@ -1,0 +1,610 @@
+// The panels around the timeline: top bar (backend, choices, transport, files), scenario
+// library, inspector and narration. State and commands live in gui_app.cpp; this file only
+// draws and calls them.
+#include <imgui.h>
+#include <imgui_stdlib.h>  // needs imgui.h first (IMGUI_API)
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cmath>
+#include <set>
+
+#include "app/gui/gui_app.h"
+
+namespace redlab::gui {
+
+namespace {
+
+const ImVec4 kHoldsColour{0.05f, 0.50f, 0.15f, 1};
+const ImVec4 kViolatedColour{0.80f, 0.08f, 0.08f, 1};
+const ImVec4 kMutedColour{0.40f, 0.40f, 0.45f, 1};
+const ImVec4 kErrorBg{0.98f, 0.86f, 0.84f, 1};
+
+// Pool plots: how many points across the run.
+constexpr int kPoolPlotPoints = 160;
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// "12.345 s" with millisecond precision: the narration and inspector need finer times than
+// format_time's one decimal.
+std::string seconds_text(TimeUs t_us) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f s", double(t_us) / 1e6);
+  return buf;
+}
+
+void help_marker(const char* text) {
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text);
+}
+
+const char* lang_names[][2] = {{"en", "English"}, {"ru", "Русский"}, {"cs", "Čeština"}};
+
+}  // namespace
+
+// ---- Top bar ------------------------------------------------------------------------------
+
+void App::draw_top_bar() {
+  const ImGuiStyle& style = ImGui::GetStyle();
+
+  // Controls flow like words: each group goes on the current line if it fits, else on the
+  // next, so a narrow window (a projector at 1280x800) wraps instead of cutting them off.
+  bool first = true;
+  auto flow = [&](float item_px, float gap_px) {
+    if (!first) {
+      float right_px = ImGui::GetItemRectMax().x + gap_px + item_px;
+      if (right_px <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+        ImGui::SameLine(0, gap_px);
+    }
+    first = false;
+  };
+  const float gap_px = style.ItemSpacing.x * 2;
+  auto text_px = [](const char* text) { return ImGui::CalcTextSize(text).x; };
+  const float frame_pad_px = style.FramePadding.x * 2;
+
+  // Row 1: what is shown, the backend and the transport.
+  const std::string title = scenario_ ? scenario_->title.get(lang_) : "";
+  flow(text_px(title.c_str()), gap_px);
+  ImGui::AlignTextToFramePadding();
+  if (scenario_)
+    ImGui::TextUnformatted(title.c_str());
+  else
+    ImGui::TextDisabled("no scenario: pick one on the left");
+
+  const bool is_url = backend_ != "fake" && backend_ != "spawn";
+  const float backend_combo_px = text_px("spawn redis-server") + 40;
+  const float url_px = text_px("redis://127.0.0.1:6379") + 20;
+  flow(text_px("backend") + backend_combo_px + (is_url ? url_px : 0) + 2 * style.ItemSpacing.x,
+       gap_px * 1.5f);
+  ImGui::BeginGroup();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("backend");
+  ImGui::SameLine();
+  int backend_kind = backend_ == "fake" ? 0 : backend_ == "spawn" ? 1 : 2;
+  const char* backend_names[] = {"fake (in-process)", "spawn redis-server", "redis URL"};
+  ImGui::SetNextItemWidth(backend_combo_px);
+  if (ImGui::Combo("##backend", &backend_kind, backend_names, 3)) {
+    backend_ = backend_kind == 0 ? "fake" : backend_kind == 1 ? "spawn" : "redis://127.0.0.1:6379";
+    settings_.backend = backend_;
+  }
+  help_marker(
+      "fake: the deterministic in-process Redis (instant runs, then played back).\n"
+      "spawn / redis URL: a real server; the run happens live.");
+  if (is_url) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(url_px);
+    ImGui::InputText("##url", &backend_);
+  }
+  ImGui::EndGroup();
+
+  const float seed_px = text_px("0000000000") + 60;
+  flow(text_px("seed") + seed_px + style.ItemSpacing.x, gap_px);
+  ImGui::BeginGroup();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("seed");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(seed_px);
+  ImGui::InputScalar("##seed", ImGuiDataType_U64, &seed_, nullptr, nullptr, "%" PRIu64);
+  if (ImGui::IsItemDeactivatedAfterEdit()) rerun_in_place();
+  ImGui::EndGroup();
+
+  const float pause_px = text_px("Pause") + 24;
+  flow(text_px("Run again") + pause_px + text_px("Step") + text_px("Restart") + 3 * frame_pad_px +
+           3 * style.ItemSpacing.x,
+       gap_px * 1.5f);
+  ImGui::BeginGroup();
+  if (ImGui::Button(running() ? "Run again" : "Run")) run(true);
+  record("run");
+  help_marker("Run the scenario with these choices and play it from the start.");
+  ImGui::SameLine();
+  if (ImGui::Button(playing_ ? "Pause" : "Play", {pause_px, 0})) {
+    if (playing_)
+      pause();
+    else
+      play();
+  }
+  record("pause");
+  ImGui::SameLine();
+  if (ImGui::Button("Step")) step_to_next_event();
+  record("step");
+  help_marker("Move the playhead to the next event.");
+  ImGui::SameLine();
+  if (ImGui::Button("Restart")) restart();
+  record("restart");
+  ImGui::EndGroup();
+
+  const float speed_px = 150;
+  flow(speed_px, gap_px);
+  ImGui::SetNextItemWidth(speed_px);
+  float speed = speed_;
+  if (ImGui::SliderFloat("##speed", &speed, 0.1f, 20.0f, "speed %.1fx",
+                         ImGuiSliderFlags_Logarithmic))
+    set_speed(speed);
+  help_marker("1x = the scenario's own time (a 25 s scenario plays for 25 s).");
+  flow(ImGui::GetFrameHeight() + text_px("follow") + style.ItemInnerSpacing.x, gap_px);
+  ImGui::Checkbox("follow", &follow_);
+  help_marker("Keep the playhead in view while it moves.");
+
+  int lang_index = 0;
+  for (int i = 0; i < 3; i++)
+    if (lang_ == lang_names[i][0]) lang_index = i;
+  const float lang_px = text_px("Čeština") + 40;
+  flow(lang_px, gap_px);
+  ImGui::SetNextItemWidth(lang_px);
+  if (ImGui::BeginCombo("##lang", lang_names[lang_index][1])) {
+    for (int i = 0; i < 3; i++)
+      if (ImGui::Selectable(lang_names[i][1], i == lang_index) && i != lang_index) {
+        set_lang(lang_names[i][0]);
+        rerun_in_place();  // narration and verdicts are written in the run's language
+      }
+    ImGui::EndCombo();
+  }
+
+  // Row 2: the scenario's parameters and variants, on a new line.
+  first = true;
+  if (scenario_) {
+    for (auto& p : scenario_->params) {
+      std::string label = p.label.get(lang_);
+      if (label.empty()) label = p.name;
+      const float slider_px = 170;
+      flow(text_px(label.c_str()) + slider_px + style.ItemInnerSpacing.x, gap_px);
+      ImGui::BeginGroup();
+      int64_t& value = params_[p.name];
+      std::string format = "%" PRId64 " " + p.unit;
+      ImGui::SetNextItemWidth(slider_px);
+      ImGui::SliderScalar(("##p_" + p.name).c_str(), ImGuiDataType_S64, &value, &p.min, &p.max,
+                          format.c_str());
+      if (ImGui::IsItemDeactivatedAfterEdit()) rerun_in_place();
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s: %" PRId64 "..%" PRId64 " %s (default %" PRId64
+                          ")\nCtrl+click to type a value.",
+                          p.name.c_str(), p.min, p.max, p.unit.c_str(), p.def);
+      ImGui::SameLine(0, style.ItemInnerSpacing.x);
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextUnformatted(label.c_str());
+      ImGui::EndGroup();
+    }
+    for (auto& v : scenario_->variants) {
+      std::string label = v.label.get(lang_);
+      if (label.empty()) label = v.name;
+      std::string& value = variant_[v.name];
+      auto value_label = [&](const std::string& val) {
+        auto it = v.value_labels.find(val);
+        std::string text = it == v.value_labels.end() ? val : it->second.get(lang_);
+        return text.empty() ? val : text;
+      };
+      std::string values;
+      for (auto& val : v.values) values += (values.empty() ? "" : ", ") + val;
+      const std::string tip = "variant " + v.name + " (" + values + ")";
+      const bool on_off = v.values.size() == 2 && v.values[0] == "off" && v.values[1] == "on";
+      if (on_off) {
+        flow(text_px(label.c_str()) + ImGui::GetFrameHeight() + style.ItemInnerSpacing.x, gap_px);
+        bool on = value == "on";
+        if (ImGui::Checkbox((label + "##v_" + v.name).c_str(), &on)) {
+          value = on ? "on" : "off";
+          rerun_in_place();
+        }
+        help_marker(tip.c_str());
+      } else {
+        float combo_px = 60;
+        for (auto& val : v.values)
+          combo_px = std::max(combo_px, text_px(value_label(val).c_str()) + 40);
+        flow(text_px(label.c_str()) + combo_px + style.ItemInnerSpacing.x, gap_px);
+        ImGui::BeginGroup();
+        ImGui::SetNextItemWidth(combo_px);
+        if (ImGui::BeginCombo(("##v_" + v.name).c_str(), value_label(value).c_str())) {
+          for (auto& val : v.values)
+            if (ImGui::Selectable((value_label(val) + "##" + val).c_str(), val == value) &&
+                val != value) {
+              value = val;
+              rerun_in_place();
+            }
+          ImGui::EndCombo();
+        }
+        help_marker(tip.c_str());
+        ImGui::SameLine(0, style.ItemInnerSpacing.x);
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(label.c_str());
+        ImGui::EndGroup();
+      }
+    }
+  }
+
+  // Row 3: files, and what happened last (an error stays until dismissed or replaced).
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("file");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(std::min(420.0f, ImGui::GetContentRegionAvail().x * 0.3f));
+  ImGui::InputTextWithHint("##path", "path/to/scenario-or-trace.json", &path_field_);
+  record("path");
+  auto need_path = [&]() {
+    if (path_field_.empty()) set_error("type a file path first");
+    return !path_field_.empty();
+  };
+  ImGui::SameLine();
+  if (ImGui::Button("Open") && need_path()) {
+    if (open_path(path_field_) && scenario_ && !replay_) run(true);
+  }
+  record("open");
+  help_marker("A scenario file (runs it) or a saved trace (replays it, no server needed).");
+  ImGui::SameLine();
+  if (ImGui::Button("Save trace") && need_path()) save_trace(path_field_);
+  record("save_trace");
+  ImGui::SameLine();
+  if (ImGui::Button("Export PNG") && need_path()) request_timeline_png(path_field_);
+  record("export_png");
+  help_marker("The timeline as a picture.");
+  ImGui::SameLine();
+  if (ImGui::Button("Chrome trace") && need_path()) export_chrome_trace(path_field_);
+  record("export_chrome");
+  help_marker("For ui.perfetto.dev or chrome://tracing.");
+  // What happened last: an error stays until dismissed or replaced. Long messages (a located
+  // scenario error with its path) wrap on a line of their own.
+  first = false;
+  if (!error_.empty()) {
+    const std::string message = "error: " + error_;
+    flow(std::min(text_px(message.c_str()), 300.0f), gap_px);
+    ImGui::BeginGroup();
+    ImGui::PushTextWrapPos(ImGui::GetWindowContentRegionMax().x - ImGui::GetFrameHeight() * 2);
+    ImGui::TextColored(kViolatedColour, "%s", message.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
+    record("error");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("x##dismiss")) error_.clear();
+  } else if (!status_.empty()) {
+    flow(text_px(status_.c_str()), gap_px);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextColored(kMutedColour, "%s", status_.c_str());
+  }
+}
+
+// ---- Library ------------------------------------------------------------------------------
+
+void App::draw_library(ImVec2 size) {
+  ImGui::BeginChild("library", size, true);
+  record_window("library");
+  ImGui::TextUnformatted("Scenarios");
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputTextWithHint("##search", "search", &library_filter_);
+  const std::string needle = lower(library_filter_);
+  auto matches = [&](const ScenarioEntry& e) {
+    if (needle.empty()) return true;
+    if (lower(e.id).find(needle) != std::string::npos) return true;
+    if (lower(e.topic).find(needle) != std::string::npos) return true;
+    for (auto& [lang, text] : e.title.by_lang)
+      if (lower(text).find(needle) != std::string::npos) return true;
+    return false;
+  };
+  std::set<std::string> topics;
+  for (auto& e : library_) topics.insert(e.topic);
+  int shown = 0;
+  for (auto& topic : topics) {
+    bool any = false;
+    for (auto& e : library_) any = any || (e.topic == topic && matches(e));
+    if (!any) continue;
+    ImGui::SetNextItemOpen(true, ImGuiCond_Once);
+    if (!ImGui::TreeNode(topic.c_str())) continue;
+    for (auto& e : library_) {
+      if (e.topic != topic || !matches(e)) continue;
+      shown++;
+      std::string title = e.title.get(lang_);
+      if (title.empty()) title = e.id;
+      bool current = scenario_ && scenario_->id == e.id;
+      // Titles are sentences: wrap them instead of cutting them off.
+      const float wrap_px = ImGui::GetContentRegionAvail().x;
+      const ImVec2 text_size = ImGui::CalcTextSize(title.c_str(), nullptr, false, wrap_px);
+      const ImVec2 at = ImGui::GetCursorScreenPos();
+      if (ImGui::Selectable(("##" + e.id).c_str(), current, 0, {0, text_size.y})) {
+        if (open_scenario(e.id)) run(true);
+      }
+      ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at,
+                                          ImGui::GetColorU32(ImGuiCol_Text), title.c_str(), nullptr,
+                                          wrap_px);
+      record("library:" + e.id);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s", e.id.c_str(), e.path.c_str());
+    }
+    ImGui::TreePop();
+  }
+  if (shown == 0 && !library_.empty()) ImGui::TextDisabled("nothing matches");
+  if (library_.empty()) ImGui::TextDisabled("no scenarios found");
+  ImGui::EndChild();
+}
+
+// ---- Timeline -----------------------------------------------------------------------------
+
+void App::draw_timeline(ImVec2 size) {
+  ImGui::BeginChild("timeline", size, true,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  record_window("timeline");
+  // One line that says what is on screen, so a screenshot explains itself.
+  std::string head = source_.empty() ? "nothing to show yet" : source_;
+  if (!trace_.meta().empty()) {
+    auto& meta = trace_.meta();
+    if (auto it = meta.find("seed"); it != meta.end()) head += "  ·  seed " + it->second;
+    std::string variants;
+    for (auto& [k, v] : meta)
+      if (k.rfind("variant.", 0) == 0) variants += " " + k.substr(8) + "=" + v;
+    if (!variants.empty()) head += "  ·" + variants;
+  }
+  ImGui::TextUnformatted(head.c_str());
+  ImGui::SameLine();
+  std::string at = "playhead " + seconds_text(view_.playhead_us) + " of " +
+                   seconds_text(model_.end_us()) + (running() ? "  (running ...)" : "");
+  float at_px = ImGui::CalcTextSize(at.c_str()).x;
+  ImGui::SetCursorPosX(
+      std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - at_px));
+  ImGui::TextColored(kMutedColour, "%s", at.c_str());
+  // Rows grow to use the height when there are few of them (readable from the back of a
+  // room); the view shrinks them itself when there are many.
+  size_t rows = 0;
+  for (auto& lane : model_.lanes()) rows += lane.rows.size();
+  const float font_px = ImGui::GetFontSize();
+  const float lanes_px = ImGui::GetContentRegionAvail().y - view_.ruler_height_px - 2 * font_px -
+                         8.0f * float(model_.lanes().size());
+  view_.row_height_px =
+      rows == 0 ? font_px + 4 : std::clamp(lanes_px / float(rows), font_px + 4, 2 * font_px);
+  // The view follows the playhead only while it moves: a paused playhead outside the view
+  // (a screenshot of a run's busy part, the user zoomed elsewhere) must not pull it away.
+  view_.follow = follow_ && (playing_ || running());
+  view_.draw(model_, trace_, ImVec2(0, 0));
+  ImGui::EndChild();
+}
+
+// ---- Inspector ----------------------------------------------------------------------------
+
+void App::draw_inspector(ImVec2 size) {
+  ImGui::BeginChild("inspector", size, true);
+  record_window("inspector");
+  if (ImGui::CollapsingHeader("Selected event", ImGuiTreeNodeFlags_DefaultOpen))
+    draw_selected_event();
+  if (ImGui::CollapsingHeader("Keyspace at the playhead", ImGuiTreeNodeFlags_DefaultOpen))
+    draw_keyspace();
+  if (ImGui::CollapsingHeader("Connection pools", ImGuiTreeNodeFlags_DefaultOpen))
+    draw_pool_stats();
+  if (ImGui::CollapsingHeader("Client options")) {
+    if (model_.client_options().empty()) ImGui::TextDisabled("none in this trace");
+    for (auto& [host, text] : model_.client_options()) {
+      ImGui::TextUnformatted(host.c_str());
+      ImGui::Indent();
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(kMutedColour, "%s", text.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::Unindent();
+    }
+  }
+  ImGui::EndChild();
+}
+
+void App::draw_selected_event() {
+  int64_t index = view_.selected_event;
+  if (index < 0 || size_t(index) >= trace_.size()) {
+    ImGui::TextDisabled("Click an event on the timeline.");
+    return;
+  }
+  const TraceEvent& e = trace_.events()[size_t(index)];
+  ImGui::PushTextWrapPos(0);
+  ImGui::Text("%s  at %s", e.kind.c_str(), seconds_text(e.time_us).c_str());
+  if (!e.actor.empty()) ImGui::Text("actor: %s", e.actor.c_str());
+  if (e.connection >= 0) {
+    std::string server = model_.server_of(e.connection);
+    ImGui::Text("connection %" PRId64 "%s%s", e.connection, server.empty() ? "" : " to ",
+                server.c_str());
+  }
+  if (e.step >= 0) ImGui::Text("step %" PRId64, e.step);
+  if (e.attempt >= 0)
+    ImGui::Text("attempt %" PRId64 "%s", e.attempt,
+                e.attempt == 0 ? " (the first try)" : " (a retry)");
+  if (!e.text.empty()) {
+    ImGui::Separator();
+    ImGui::TextUnformatted(e.text.c_str());
+  }
+  // A span that starts here (a command and its reply, a pool wait, work): its end and
+  // length. Found once per selection: a long trace has millions of items.
+  if (selected_span_event_ != index || selected_span_generation_ != trace_generation_) {
+    selected_span_event_ = index;
+    selected_span_generation_ = trace_generation_;
+    selected_span_.reset();
+    for (auto& lane : model_.lanes())
+      for (auto& row : lane.rows)
+        for (auto& item : row.items)
+          if (!selected_span_ && item.begin_event == index && item.end_event != index)
+            selected_span_ = item;
+  }
+  if (selected_span_) {
+    const Item& item = *selected_span_;
+    if (item.open()) {
+      ImGui::TextColored(kMutedColour, "%s: still open", item_kind_name(item.kind));
+    } else if (item.end_event >= 0 && size_t(item.end_event) < trace_.size()) {
+      const TraceEvent& end = trace_.events()[size_t(item.end_event)];
+      ImGui::Separator();
+      ImGui::Text("%s after %s", end.kind.c_str(), seconds_text(item.to_us - item.from_us).c_str());
+      if (!end.text.empty()) ImGui::TextUnformatted(end.text.c_str());
+    }
+  }
+  ImGui::PopTextWrapPos();
+}
+
+void App::draw_keyspace() {
+  // keyspace_at replays commands: redo it only when the playhead passes an event.
+  size_t at_event = model_.first_event_after(view_.playhead_us);
+  if (at_event != keyspace_event_ || keyspace_generation_ != trace_generation_) {
+    keyspace_event_ = at_event;
+    keyspace_generation_ = trace_generation_;
+    keyspace_.clear();
+    for (auto& lane : model_.lanes())
+      if (lane.kind == LaneKind::server)
+        keyspace_.emplace_back(lane.name, model_.keyspace_at(lane.name, view_.playhead_us));
+  }
+  if (keyspace_.empty()) {
+    ImGui::TextDisabled("no servers in this trace");
+    return;
+  }
+  for (auto& [server, keys] : keyspace_) {
+    ImGui::Text("%s: %zu key%s", server.c_str(), keys.size(), keys.size() == 1 ? "" : "s");
+    if (keys.empty()) continue;
+    if (ImGui::BeginTable(("keys_" + server).c_str(), 3,
+                          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                              ImGuiTableFlags_SizingStretchProp)) {
+      ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+      ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.5f);
+      ImGui::TableSetupColumn("ttl", ImGuiTableColumnFlags_WidthStretch, 0.6f);
+      ImGui::TableHeadersRow();
+      const size_t rows_max = 200;  // a big keyspace is summarised, not listed
+      for (size_t i = 0; i < keys.size() && i < rows_max; i++) {
+        auto& k = keys[i];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(k.key.c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (%s)", k.key.c_str(), k.type.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(k.value.c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", k.value.c_str());
+        ImGui::TableNextColumn();
+        if (k.ttl_ms >= 0)
+          ImGui::Text("%" PRId64 " ms", k.ttl_ms);
+        else
+          ImGui::TextDisabled("-");
+      }
+      ImGui::EndTable();
+      if (keys.size() > rows_max) ImGui::TextDisabled("... %zu more", keys.size() - rows_max);
+    }
+  }
+}
+
+void App::draw_pool_stats() {
+  if (model_.pool_stats().empty()) {
+    ImGui::TextDisabled("no pool statistics in this trace");
+    return;
+  }
+  const TimeUs end_us = std::max<TimeUs>(1, model_.end_us());
+  const float plot_px = std::max(80.0f, ImGui::GetContentRegionAvail().x);
+  for (auto& [host, samples] : model_.pool_stats()) {
+    if (samples.empty()) continue;
+    // The sample in force at time t: the last one at or before t.
+    auto at = [&](TimeUs t) -> const PoolSample* {
+      auto it = std::upper_bound(samples.begin(), samples.end(), t,
+                                 [](TimeUs v, const PoolSample& s) { return v < s.time_us; });
+      return it == samples.begin() ? nullptr : &*(it - 1);
+    };
+    // Each point is the most connections in use during its slice of the run, so a busy
+    // moment shorter than a slice still shows. Rebuilt only when the trace grows.
+    auto& plot = pool_plots_[host];
+    if (pool_plots_generation_ != trace_generation_ || plot.size() != size_t(kPoolPlotPoints)) {
+      plot.assign(kPoolPlotPoints, 0);
+      for (int i = 0; i < kPoolPlotPoints; i++)
+        if (const PoolSample* s = at(end_us * i / kPoolPlotPoints))
+          plot[i] = float(s->total - s->idle);
+      for (auto& s : samples) {
+        int i = int(std::min<int64_t>(kPoolPlotPoints - 1, s.time_us * kPoolPlotPoints / end_us));
+        plot[size_t(i)] = std::max(plot[size_t(i)], float(s.total - s.idle));
+      }
+    }
+    float peak_in_use = 0;
+    for (float v : plot) peak_in_use = std::max(peak_in_use, v);
+    const int64_t peak = int64_t(peak_in_use);
+    const float scale_max = std::max(peak_in_use, 1.0f) * 1.15f;  // never a zero range
+    const PoolSample* now = at(view_.playhead_us);
+    ImGui::Text("%s: connections in use (peak %" PRId64 ")", host.c_str(), peak);
+    ImGui::PlotLines(("##pool_" + host).c_str(), plot.data(), kPoolPlotPoints, 0, nullptr, 0,
+                     scale_max, {plot_px, 3 * ImGui::GetFontSize()});
+    // The playhead on the plot, so the numbers below can be matched to the curve.
+    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    float x = a.x + (b.x - a.x) * float(double(view_.playhead_us) / double(end_us));
+    ImGui::GetWindowDrawList()->AddLine({x, a.y}, {x, b.y}, view_.palette.playhead, 1.5f);
+    if (now)
+      ImGui::TextColored(now->timeouts > 0 ? kViolatedColour : kMutedColour,
+                         "in use %" PRId64 "/%" PRId64 "  hits %" PRId64 "  misses %" PRId64
+                         "  timeouts %" PRId64,
+                         now->total - now->idle, now->total, now->hits, now->misses, now->timeouts);
+    else
+      ImGui::TextDisabled("no connections yet");
+  }
+  pool_plots_generation_ = trace_generation_;
+}
+
+// ---- Narration ----------------------------------------------------------------------------
+
+void App::draw_narration(ImVec2 size) {
+  ImGui::BeginChild("narration", size, true);
+  record_window("narration");
+  if (ImGui::BeginTable("narration_columns", 2,
+                        ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchSame,
+                        ImGui::GetContentRegionAvail())) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::BeginChild("story_and_checks");
+    // The story of the scenario this trace came from.
+    bool story_fits = scenario_ && (trace_.meta().empty() || [&] {
+                        auto it = trace_.meta().find("scenario");
+                        return it == trace_.meta().end() || it->second == scenario_->id;
+                      }());
+    ImGui::PushTextWrapPos(0);
+    // The verdicts first: they are what the run shows, and they must be visible at once.
+    if (!checks_.empty()) {
+      for (auto& c : checks_) {
+        ImGui::TextColored(c.ok ? kHoldsColour : kViolatedColour, "%s",
+                           c.ok ? "holds" : "VIOLATED");
+        ImGui::SameLine();
+        ImGui::Text("%s: %s", c.name.c_str(), c.summary.c_str());
+        if (c.expected && *c.expected != c.ok)
+          ImGui::TextColored(kViolatedColour, "    unexpected: this variant should %s",
+                             *c.expected ? "hold" : "fail");
+      }
+      ImGui::Separator();
+    }
+    if (story_fits) ImGui::TextUnformatted(scenario_->story.get(lang_).c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndChild();
+
+    ImGui::TableNextColumn();
+    ImGui::BeginChild("notes");
+    // Timed notes up to the playhead; the newest is highlighted and kept in view.
+    const auto& notes = model_.notes();
+    size_t shown = 0;
+    while (shown < notes.size() && notes[shown].time_us <= view_.playhead_us) shown++;
+    if (shown == 0) ImGui::TextDisabled("Notes appear here as the playhead reaches them.");
+    ImGui::PushTextWrapPos(0);
+    for (size_t i = 0; i < shown; i++) {
+      auto& n = notes[i];
+      ImGui::TextColored(kMutedColour, "%s", seconds_text(n.time_us).c_str());
+      ImGui::SameLine();
+      std::string text = n.actor.empty() ? n.text : n.actor + ": " + n.text;
+      if (i + 1 == shown)
+        ImGui::TextUnformatted(text.c_str());
+      else
+        ImGui::TextColored(kMutedColour, "%s", text.c_str());
+    }
+    ImGui::PopTextWrapPos();
+    if (shown != notes_shown_) ImGui::SetScrollHereY(1.0f);
+    notes_shown_ = shown;
+    ImGui::EndChild();
+    ImGui::EndTable();
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace redlab::gui

@@ -1,0 +1,723 @@
+// The timeline view (see timeline_view.h): input first (zoom, pan, scrub, so this frame draws
+// the new range), then per lane and row: binary-search the first item that reaches into the
+// view, walk until the view's end, and fold runs of items narrower than fold_px into one
+// counted mark with a lower_bound jump (Tracy's zone folding). The cost per row is bounded by
+// the pixels across, not by the events in view.
+#include "app/gui/timeline_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace redlab::gui {
+
+namespace {
+
+ImU32 with_alpha(ImU32 colour, int alpha) {
+  return (colour & ~IM_COL32_A_MASK) |
+         (static_cast<ImU32>(std::clamp(alpha, 0, 255)) << IM_COL32_A_SHIFT);
+}
+
+// "12.5 s", "350 ms", "120 us": ruler labels and tooltips, exact for whole units.
+std::string time_text(TimeUs t) {
+  char buf[48];
+  TimeUs a = t < 0 ? -t : t;
+  if (t == 0) return "0";  // the start of the run, whatever the ruler's unit
+  if (a >= kUsPerSecond)
+    std::snprintf(buf, sizeof buf, "%.*f s", a % kUsPerSecond == 0 ? 0 : 3,
+                  static_cast<double>(t) / kUsPerSecond);
+  else if (a >= kUsPerMs)
+    std::snprintf(buf, sizeof buf, "%.*f ms", a % kUsPerMs == 0 ? 0 : 3,
+                  static_cast<double>(t) / kUsPerMs);
+  else
+    std::snprintf(buf, sizeof buf, "%lld us", static_cast<long long>(t));
+  return buf;
+}
+
+// A ruler step of 1, 2 or 5 times a power of ten, at least min_us.
+TimeUs nice_step(double min_us) {
+  TimeUs step = 1;
+  for (int guard = 0; guard < 19 && static_cast<double>(step) < min_us; guard++) {
+    if (static_cast<double>(step * 2) >= min_us) return step * 2;
+    if (static_cast<double>(step * 5) >= min_us) return step * 5;
+    step *= 10;
+  }
+  return step;
+}
+
+bool is_mark(const Item& item) {
+  switch (item.kind) {
+    case ItemKind::error:
+    case ItemKind::accept:
+    case ItemKind::reject:
+    case ItemKind::lost:
+    case ItemKind::expired:
+    case ItemKind::fault:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Lane display order: actors (in order of appearance), then servers, then resources.
+std::vector<int> lane_order(const TimelineModel& model) {
+  std::vector<int> order;
+  for (LaneKind kind : {LaneKind::actor, LaneKind::server, LaneKind::resource})
+    for (size_t i = 0; i < model.lanes().size(); i++)
+      if (model.lanes()[i].kind == kind) order.push_back(static_cast<int>(i));
+  return order;
+}
+
+constexpr float kLanePadPx = 3;
+constexpr float kRowHeightMinPx = 7;  // rows shrink to this before lanes are cut off
+constexpr int64_t kArrowsPerFrameMax = 5000;
+constexpr float kLabelMinWidthPx = 36;  // an item needs this much room to carry its text
+constexpr float kFoldWidthMaxPx = 48;   // a fold mark grows to this, then a new one starts
+constexpr int kFoldStepsMax = 4096;
+
+}  // namespace
+
+// ---- Mapping and range ----
+
+float TimelineView::x_of(TimeUs t) const {
+  return last_draw.x0 +
+         static_cast<float>(static_cast<double>(t - last_draw.from_us) * last_draw.px_per_us);
+}
+
+TimeUs TimelineView::t_of(float x) const {
+  if (last_draw.px_per_us <= 0) return view_from_us;
+  return last_draw.from_us + static_cast<TimeUs>(std::llround(
+                                 static_cast<double>(x - last_draw.x0) / last_draw.px_per_us));
+}
+
+void TimelineView::fit(const TimelineModel& model) {
+  TimeUs total_us = std::max<TimeUs>(model.end_us(), kUsPerSecond);
+  view_from_us = -total_us / 50;
+  view_to_us = total_us + total_us / 50;
+  clamp_range(model);
+}
+
+// The range stays between min_range_us and a little more than the whole trace, and never
+// scrolls far past either end.
+void TimelineView::clamp_range(const TimelineModel& model) {
+  TimeUs total_us = std::max<TimeUs>(model.end_us(), kUsPerSecond);
+  TimeUs margin_us = total_us / 10;
+  TimeUs span_us = std::clamp<TimeUs>(view_to_us - view_from_us, std::max<TimeUs>(min_range_us, 1),
+                                      total_us + 2 * margin_us);
+  TimeUs lo_us = -margin_us, hi_us = total_us + margin_us;
+  TimeUs from_us = std::clamp(view_from_us, lo_us, std::max(lo_us, hi_us - span_us));
+  view_from_us = from_us;
+  view_to_us = from_us + span_us;
+}
+
+void TimelineView::zoom_at(float x, float factor, const TimelineModel& model) {
+  if (factor <= 0) return;
+  double width_px = plot_width_px_ > 0 ? plot_width_px_ : 1000;
+  double span_us = static_cast<double>(view_to_us - view_from_us);
+  double frac = last_draw.px_per_us > 0 ? (x - last_draw.x0) / width_px : 0.5;
+  frac = std::clamp(frac, 0.0, 1.0);
+  double anchor_us = static_cast<double>(view_from_us) + frac * span_us;
+  double new_span_us = std::max(span_us / factor, static_cast<double>(min_range_us));
+  view_from_us = static_cast<TimeUs>(std::llround(anchor_us - frac * new_span_us));
+  view_to_us = view_from_us + static_cast<TimeUs>(std::llround(new_span_us));
+  clamp_range(model);
+}
+
+void TimelineView::handle_input(const TimelineModel& model, bool hovered, bool active) {
+  ImGuiIO& io = ImGui::GetIO();
+  const ImVec2 mouse = io.MousePos;
+  const bool in_ruler = mouse.y >= last_draw.ruler_min.y && mouse.y < last_draw.ruler_max.y &&
+                        mouse.x >= last_draw.x0;
+  if (hovered && io.MouseWheel != 0) zoom_at(mouse.x, std::pow(1.25f, io.MouseWheel), model);
+  if (hovered && io.MouseWheelH != 0 && last_draw.px_per_us > 0) {
+    TimeUs shift_us = static_cast<TimeUs>(io.MouseWheelH * 60 / last_draw.px_per_us);
+    view_from_us -= shift_us;
+    view_to_us -= shift_us;
+    clamp_range(model);
+  }
+  if (ImGui::IsItemActivated()) {
+    scrubbing_ = in_ruler;
+    panned_ = false;
+  }
+  if (active && scrubbing_) {
+    playhead_us = std::clamp<TimeUs>(t_of(mouse.x), 0, model.end_us());
+    playhead_changed = true;
+  } else if (active && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f) &&
+             last_draw.px_per_us > 0) {
+    panned_ = true;
+    TimeUs shift_us = static_cast<TimeUs>(std::llround(io.MouseDelta.x / last_draw.px_per_us));
+    view_from_us -= shift_us;
+    view_to_us -= shift_us;
+    clamp_range(model);
+  }
+  if (hovered && !in_ruler && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) fit(model);
+  if (follow && view_to_us > view_from_us) {
+    TimeUs span_us = view_to_us - view_from_us;
+    if (playhead_us > view_to_us - span_us / 20 || playhead_us < view_from_us) {
+      view_from_us = playhead_us - span_us * 4 / 5;
+      view_to_us = view_from_us + span_us;
+      // Not clamped to end_us: a live run's playhead leads the trace.
+      if (view_from_us < -span_us / 10) {
+        view_from_us = -span_us / 10;
+        view_to_us = view_from_us + span_us;
+      }
+    }
+  }
+}
+
+// ---- Drawing ----
+
+void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 size) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (size.x <= 0) size.x = avail.x;
+  if (size.y <= 0) size.y = avail.y;
+  size.x = std::max(size.x, label_width_px + 50);
+  size.y = std::max(size.y, ruler_height_px + 30);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 area_max(origin.x + size.x, origin.y + size.y);
+  playhead_changed = false;
+  hovered_event = -1;
+
+  ImGui::InvisibleButton("##timeline", size);
+  const bool hovered = ImGui::IsItemHovered();
+  const bool active = ImGui::IsItemActive();
+  const bool released = ImGui::IsItemDeactivated();
+
+  // Geometry that input handling needs (ruler, mapping) from this frame's layout.
+  const float plot_x0 = origin.x + label_width_px;
+  const float plot_x1 = area_max.x - 4;
+  plot_width_px_ = std::max(plot_x1 - plot_x0, 1.0f);
+  DrawRecord& rec = last_draw;
+  rec.area_min = origin;
+  rec.area_max = area_max;
+  rec.ruler_min = ImVec2(plot_x0, origin.y);
+  rec.ruler_max = ImVec2(plot_x1, origin.y + ruler_height_px);
+  auto set_mapping = [&] {
+    if (view_to_us <= view_from_us) view_to_us = view_from_us + std::max<TimeUs>(min_range_us, 1);
+    rec.x0 = plot_x0;
+    rec.from_us = view_from_us;
+    rec.to_us = view_to_us;
+    rec.px_per_us = plot_width_px_ / static_cast<double>(view_to_us - view_from_us);
+  };
+  set_mapping();
+  handle_input(model, hovered, active);
+  set_mapping();
+
+  rec.items_drawn = rec.items_folded = rec.folds_drawn = rec.arrows_drawn = rec.lost_drawn = 0;
+  rec.violations.clear();
+  rec.lanes.clear();
+
+  const ImGuiIO& io = ImGui::GetIO();
+  const ImVec2 mouse = io.MousePos;
+  const TimeUs from_us = view_from_us, to_us = view_to_us;
+  const double px_per_us = rec.px_per_us;
+  const TimeUs end_us = model.end_us();
+  const float line_h = ImGui::GetTextLineHeight();
+  const float legend_h = show_legend ? line_h + 6 : 0;
+  const float lanes_y0 = origin.y + ruler_height_px;
+  const float lanes_y1 = area_max.y - legend_h;
+  auto xf = [&](TimeUs t) {
+    return plot_x0 + static_cast<float>(static_cast<double>(t - from_us) * px_per_us);
+  };
+  auto clamp_x = [&](float x) { return std::clamp(x, plot_x0 - 2, plot_x1 + 2); };
+
+  dl->PushClipRect(origin, area_max, true);
+  dl->AddRectFilled(origin, area_max, palette.background);
+
+  // ---- Layout: lanes and rows, shrunk to fit ----
+  const std::vector<int> order = lane_order(model);
+  size_t row_count = 0;
+  for (int li : order) row_count += model.lanes()[li].rows.size();
+  float row_h = row_height_px;
+  const float lanes_avail = lanes_y1 - lanes_y0 - kLanePadPx * 2 * static_cast<float>(order.size());
+  if (row_count > 0 && row_h * static_cast<float>(row_count) > lanes_avail)
+    row_h = std::max(kRowHeightMinPx, lanes_avail / static_cast<float>(row_count));
+  // y of every row (model lane index -> rows), NaN-free: rows below the area get y > lanes_y1.
+  std::vector<std::vector<float>> row_y(model.lanes().size());
+  std::vector<std::pair<float, float>> lane_y(model.lanes().size(), {0.f, 0.f});
+  {
+    float y = lanes_y0;
+    for (size_t k = 0; k < order.size(); k++) {
+      const Lane& lane = model.lanes()[order[k]];
+      float top = y;
+      y += kLanePadPx;
+      for (size_t r = 0; r < lane.rows.size(); r++) {
+        row_y[order[k]].push_back(y);
+        y += row_h;
+      }
+      y += kLanePadPx;
+      lane_y[order[k]] = {top, y};
+      if (k % 2 == 1 && top < lanes_y1)
+        dl->AddRectFilled(ImVec2(origin.x, top), ImVec2(area_max.x, std::min(y, lanes_y1)),
+                          palette.lane_alternate);
+      if (top < lanes_y1)
+        rec.lanes.push_back(
+            {lane.name, ImVec2(origin.x, top), ImVec2(area_max.x, std::min(y, lanes_y1))});
+    }
+  }
+
+  // What the mouse is over, found while drawing and shown after (a tooltip per frame).
+  const Item* hover_item = nullptr;
+  int64_t hover_fold_count = 0;
+  TimeUs hover_fold_from_us = 0, hover_fold_to_us = 0;
+  const ViolationRegion* hover_region = nullptr;
+  const Note* hover_note = nullptr;
+  const bool mouse_in_lanes = hovered && mouse.y >= lanes_y0 && mouse.y < lanes_y1 &&
+                              mouse.x >= plot_x0 && mouse.x <= plot_x1;
+
+  // ---- Pause bands (behind everything in their lane) ----
+  for (int li : order) {
+    const Lane& lane = model.lanes()[li];
+    auto [top, bottom] = lane_y[li];
+    if (top >= lanes_y1) continue;
+    for (const Item& band : lane.bands) {
+      TimeUs band_to = band.open() ? end_us : band.to_us;
+      if (band_to < from_us || band.from_us > to_us) continue;
+      float x0 = clamp_x(xf(band.from_us)),
+            x1 = clamp_x(std::max(xf(band_to), xf(band.from_us) + 2));
+      dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), palette.pause);
+      rec.items_drawn++;
+      if (mouse_in_lanes && mouse.y >= top && mouse.y < bottom && mouse.x >= x0 && mouse.x <= x1)
+        hover_item = &band;
+    }
+  }
+
+  // ---- Violation regions ----
+  for (const ViolationRegion& v : model.violations()) {
+    if (v.to_us < from_us || v.from_us > to_us) continue;
+    float x0 = clamp_x(xf(v.from_us)), x1 = clamp_x(xf(v.to_us));
+    if (x1 - x0 < 3) {
+      x0 -= 1.5f;
+      x1 += 1.5f;
+    }
+    dl->AddRectFilled(ImVec2(x0, lanes_y0), ImVec2(x1, lanes_y1), palette.violation);
+    // The lanes of those involved get a second layer: the region reads as "these overlap".
+    for (const std::string& who : v.who) {
+      int li = model.lane_index(who);
+      if (li < 0 || lane_y[li].first >= lanes_y1) continue;
+      dl->AddRectFilled(ImVec2(x0, lane_y[li].first),
+                        ImVec2(x1, std::min(lane_y[li].second, lanes_y1)), palette.violation);
+    }
+    dl->AddLine(ImVec2(x0, lanes_y0), ImVec2(x0, lanes_y1), palette.violation_border, 1.5f);
+    dl->AddLine(ImVec2(x1, lanes_y0), ImVec2(x1, lanes_y1), palette.violation_border, 1.5f);
+    rec.violations.push_back({ImVec2(x0, lanes_y0), ImVec2(x1, lanes_y1), v.text, v.check});
+    if (mouse_in_lanes && mouse.x >= x0 && mouse.x <= x1) hover_region = &v;
+  }
+
+  // ---- Rows: prepare (cull, fold) and draw ----
+  const double fold_us = fold_px / px_per_us;
+  for (int li : order) {
+    const Lane& lane = model.lanes()[li];
+    for (size_t r = 0; r < lane.rows.size(); r++) {
+      const Row& row = lane.rows[r];
+      const float y0 = row_y[li][r];
+      if (y0 >= lanes_y1) break;
+      const float y1 = y0 + row_h - 1;
+      const float ym = (y0 + y1) * 0.5f;
+      const bool mouse_in_row = mouse_in_lanes && mouse.y >= y0 && mouse.y < y1 + 1;
+      float text_end_x = -1e9f;  // labels in a row never overlap
+      auto label = [&](float x0, float x1, const std::string& text, ImU32 colour) {
+        if (x1 - x0 < kLabelMinWidthPx || x0 < text_end_x) return;
+        float left = std::max(x0, plot_x0) + 2;
+        ImVec4 clip(left, y0, std::min(x1, plot_x1) - 1, y1);
+        dl->AddText(nullptr, 0, ImVec2(left, ym - line_h * 0.5f), colour, text.data(),
+                    text.data() + std::min<size_t>(text.size(), 200), 0, &clip);
+        text_end_x = x1;
+      };
+      const std::vector<Item>& items = row.items;
+      const size_t n = items.size();
+      size_t i = row.first_reaching(from_us);
+      while (i < n) {
+        const Item& item = items[i];
+        if (item.from_us > to_us) break;
+        const TimeUs item_to = item.open() ? std::max(end_us, item.from_us) : item.to_us;
+        if (item_to < from_us) {
+          i++;
+          continue;
+        }
+        const float x0 = xf(item.from_us);
+        const float x1 = xf(item_to);
+        // Fold: this item and those starting within fold_px after the group's end, until a
+        // gap or a wide item; one lower_bound per step, so a dense row costs its pixels.
+        if (x1 - x0 < fold_px && i + 1 < n && items[i + 1].from_us <= item_to + fold_us) {
+          size_t j = i + 1;  // first item not in the group
+          TimeUs group_to = item_to;
+          // Each step moves at least fold_px to the right, and a group stops at kFoldWidthMaxPx
+          // (so that the density of a zoomed-out row still shows), which bounds the steps.
+          for (int guard = 0; guard < kFoldStepsMax && j < n; guard++) {
+            TimeUs reach = group_to + static_cast<TimeUs>(std::ceil(fold_us));
+            auto next =
+                std::lower_bound(items.begin() + static_cast<std::ptrdiff_t>(j), items.end(), reach,
+                                 [](const Item& a, TimeUs v) { return a.from_us < v; });
+            size_t k = static_cast<size_t>(next - items.begin());
+            if (k == j) break;
+            const Item& last = items[k - 1];
+            TimeUs last_to = last.open() ? end_us : last.to_us;
+            if (static_cast<double>(last_to - last.from_us) * px_per_us >= fold_px && k - 1 > i) {
+              j = k - 1;  // a wide item stays visible on its own
+              break;
+            }
+            group_to = std::max(group_to, last_to);
+            j = k;
+            if (group_to > to_us || xf(group_to) - x0 > kFoldWidthMaxPx) break;
+          }
+          int64_t count = static_cast<int64_t>(j - i);
+          if (count > 1) {
+            float fx0 = std::max(x0, plot_x0 - 2),
+                  fx1 = std::max(clamp_x(xf(group_to)), fx0 + fold_px);
+            dl->AddRectFilled(ImVec2(fx0, y0 + 2), ImVec2(fx1, y1 - 2), palette.fold);
+            if (fx1 - fx0 >= kLabelMinWidthPx) {
+              std::string count_text = std::to_string(count);
+              label(fx0, fx1, count_text, palette.item_text);
+            }
+            rec.folds_drawn++;
+            rec.items_folded += count;
+            if (mouse_in_row && mouse.x >= fx0 - 1 && mouse.x <= fx1 + 1) {
+              hover_fold_count = count;
+              hover_fold_from_us = item.from_us;
+              hover_fold_to_us = group_to;
+              hover_item = nullptr;
+            }
+            i = j;
+            continue;
+          }
+        }
+        rec.items_drawn++;
+        const bool selected = selected_event >= 0 && item.begin_event == selected_event;
+        float hx0 = x0, hx1 = x1;  // hover box
+        if (is_mark(item)) {
+          const float s = std::min(row_h * 0.4f, 6.0f);
+          const ImVec2 c(x0, ym);
+          switch (item.kind) {
+            case ItemKind::error:
+              dl->AddTriangleFilled(ImVec2(c.x, y0 + 1), ImVec2(c.x - s, y1), ImVec2(c.x + s, y1),
+                                    palette.error);
+              break;
+            case ItemKind::accept:
+              dl->AddCircleFilled(c, s, palette.accept);
+              break;
+            case ItemKind::reject:
+              dl->AddLine(ImVec2(c.x - s, c.y - s), ImVec2(c.x + s, c.y + s), palette.reject, 2.5f);
+              dl->AddLine(ImVec2(c.x - s, c.y + s), ImVec2(c.x + s, c.y - s), palette.reject, 2.5f);
+              break;
+            case ItemKind::expired:
+              dl->AddQuadFilled(ImVec2(c.x, c.y - s), ImVec2(c.x + s, c.y), ImVec2(c.x, c.y + s),
+                                ImVec2(c.x - s, c.y), palette.expired);
+              break;
+            default:  // fault
+              dl->AddTriangleFilled(ImVec2(c.x - s, y0 + 1), ImVec2(c.x + s, y0 + 1),
+                                    ImVec2(c.x, y1), palette.fault);
+              break;
+          }
+          if ((item.kind == ItemKind::accept || item.kind == ItemKind::reject) &&
+              item.begin_event >= 0 && static_cast<size_t>(item.begin_event) < trace.size()) {
+            // "db fence=1 value=F accepted": the fence is the point of the lane.
+            const std::string& text = trace.events()[item.begin_event].text;
+            size_t f = text.find("fence=");
+            if (f != std::string::npos) {
+              std::string fence = text.substr(f, text.find(' ', f) - f);
+              float w = ImGui::CalcTextSize(fence.c_str()).x;
+              if (x0 + s + 2 > text_end_x) {
+                dl->AddText(ImVec2(x0 + s + 2, ym - line_h * 0.5f), palette.label_text,
+                            fence.c_str());
+                text_end_x = x0 + s + 4 + w;
+              }
+            }
+          }
+          hx0 = x0 - s;
+          hx1 = x0 + s;
+          if (selected)
+            dl->AddRect(ImVec2(hx0 - 1, y0), ImVec2(hx1 + 1, y1 + 1), palette.selection, 0, 0, 2);
+        } else {
+          const float sx0 = clamp_x(x0), sx1 = clamp_x(std::max(x1, x0 + 1));
+          ImU32 colour = palette.command;
+          float top = y0 + 1, bottom = y1;
+          std::string text;
+          switch (item.kind) {
+            case ItemKind::command:
+              colour = (item.flags & kItemErrorReply) ? palette.command_error : palette.command;
+              if (sx1 - sx0 >= kLabelMinWidthPx && item.begin_event >= 0)
+                text = trace.events()[item.begin_event].text;
+              break;
+            case ItemKind::pool_wait:
+              colour = palette.pool_wait;
+              top = y0 + row_h * 0.25f;
+              bottom = y1 - row_h * 0.25f;
+              if (sx1 - sx0 >= kLabelMinWidthPx) text = "pool wait";
+              break;
+            case ItemKind::work:
+            case ItemKind::sleep:
+              colour = item.kind == ItemKind::work ? palette.work : palette.sleep;
+              if (sx1 - sx0 >= kLabelMinWidthPx)
+                text = std::string(item.kind == ItemKind::work ? "work " : "sleep ") +
+                       (item.begin_event >= 0 ? trace.events()[item.begin_event].text : "");
+              break;
+            case ItemKind::gap:
+              colour = palette.gap;
+              if (sx1 - sx0 >= kLabelMinWidthPx) text = "disconnected";
+              break;
+            case ItemKind::hold:
+            case ItemKind::ttl:
+              colour = palette.locks[std::max(item.group, 0) % 6];
+              break;
+            default:
+              break;
+          }
+          if (item.kind == ItemKind::ttl && item.ttl_us > 0) {
+            // The key's remaining TTL drains from full height at from_us to zero at the deadline.
+            auto height_at = [&](TimeUs t) {
+              double left =
+                  static_cast<double>(item.deadline_us - t) / static_cast<double>(item.ttl_us);
+              return static_cast<float>(std::clamp(left, 0.0, 1.0)) * (bottom - top);
+            };
+            TimeUs seg_to = std::min(item_to, item.deadline_us);
+            float h0 = height_at(item.from_us), h1 = height_at(seg_to);
+            float qx1 = clamp_x(xf(seg_to));
+            dl->AddRectFilled(ImVec2(sx0, top), ImVec2(qx1, bottom), with_alpha(colour, 50));
+            dl->AddQuadFilled(ImVec2(sx0, bottom - h0), ImVec2(qx1, bottom - h1),
+                              ImVec2(qx1, bottom), ImVec2(sx0, bottom), colour);
+            if (item.flags & kItemForeignEnd)
+              dl->AddLine(ImVec2(qx1, top), ImVec2(qx1, bottom), palette.error, 3);
+            if (item.begin_event >= 0) text = "key of " + trace.events()[item.begin_event].actor;
+          } else if (item.kind == ItemKind::hold) {
+            // Held past the TTL: the holder still believes, the key is gone (or someone else's).
+            TimeUs deadline = item.deadline_us > 0 && item.ttl_us > 0 ? item.deadline_us : item_to;
+            float xd = clamp_x(xf(std::min(deadline, item_to)));
+            dl->AddRectFilled(ImVec2(sx0, top), ImVec2(std::max(xd, sx0), bottom), colour);
+            if (deadline < item_to) {
+              dl->AddRectFilled(ImVec2(xd, top), ImVec2(sx1, bottom), with_alpha(colour, 90));
+              for (float hx = xd - std::fmod(xd - plot_x0, 8.0f); hx < sx1; hx += 8)
+                if (hx >= xd)
+                  dl->AddLine(ImVec2(hx, bottom), ImVec2(std::min(hx + (bottom - top), sx1), top),
+                              colour, 1.5f);
+              dl->AddRect(ImVec2(xd, top), ImVec2(sx1, bottom), palette.error, 0, 0, 1.5f);
+            }
+            if (item.begin_event >= 0)
+              text = "holds " + trace.events()[item.begin_event].text.substr(
+                                    0, trace.events()[item.begin_event].text.find(' '));
+          } else {
+            dl->AddRectFilled(ImVec2(sx0, top), ImVec2(sx1, bottom), colour);
+          }
+          if (item.open()) dl->AddLine(ImVec2(sx1, top), ImVec2(sx1, bottom), palette.playhead, 1);
+          if (!text.empty()) label(sx0, sx1, text, palette.item_text);
+          if (selected)
+            dl->AddRect(ImVec2(sx0 - 1, y0), ImVec2(sx1 + 1, y1 + 1), palette.selection, 0, 0, 2);
+          hx0 = sx0 - 1;
+          hx1 = std::max(sx1, sx0 + 3) + 1;
+        }
+        // Marks win over the spans they sit on (the later item is on top).
+        if (mouse_in_row && mouse.x >= hx0 && mouse.x <= hx1 &&
+            (hover_item == nullptr || is_mark(item))) {
+          hover_item = &item;
+          hover_fold_count = 0;
+        }
+        i++;
+      }
+    }
+  }
+
+  // ---- Arrows: publisher -> each receiver, or -> a lost mark ----
+  {
+    const auto& arrows = model.arrows();
+    const auto& reach = model.arrow_max_to_us();
+    size_t a =
+        static_cast<size_t>(std::lower_bound(reach.begin(), reach.end(), from_us) - reach.begin());
+    // Arrows that would land on the same pixels as the last one drawn to the same lane (and of
+    // the same kind) add nothing to the picture: skipped, so dense traces stay cheap.
+    std::vector<std::pair<int, int>> last_px(model.lanes().size() * 2, {-1000000, -1000000});
+    int64_t drawn = 0;
+    for (; a < arrows.size() && drawn < kArrowsPerFrameMax; a++) {
+      const Arrow& arrow = arrows[a];
+      if (arrow.from_us > to_us) break;
+      if (arrow.to_us < from_us) continue;
+      if (arrow.from_lane < 0 || arrow.to_lane < 0) continue;
+      const auto& fr = row_y[arrow.from_lane];
+      const auto& tr = row_y[arrow.to_lane];
+      if (arrow.from_row >= static_cast<int>(fr.size()) ||
+          arrow.to_row >= static_cast<int>(tr.size()))
+        continue;
+      float fy = fr[arrow.from_row] + row_h * 0.5f, ty = tr[arrow.to_row] + row_h * 0.5f;
+      if (fy >= lanes_y1 || ty >= lanes_y1) continue;
+      float fx = xf(arrow.from_us), tx = xf(arrow.to_us);
+      std::pair<int, int> px{static_cast<int>(fx), static_cast<int>(tx)};
+      std::pair<int, int>& last =
+          last_px[static_cast<size_t>(arrow.to_lane) * 2 + (arrow.lost ? 1 : 0)];
+      if (std::abs(px.first - last.first) <= 1 && std::abs(px.second - last.second) <= 1) continue;
+      last = px;
+      drawn++;
+      ImU32 colour = arrow.lost ? palette.arrow_lost : palette.arrow;
+      dl->AddLine(ImVec2(fx, fy), ImVec2(tx, ty), colour, arrow.lost ? 1.5f : 1.0f);
+      if (arrow.lost) {
+        const float s = std::min(row_h * 0.45f, 7.0f);
+        dl->AddLine(ImVec2(tx - s, ty - s), ImVec2(tx + s, ty + s), palette.lost, 3);
+        dl->AddLine(ImVec2(tx - s, ty + s), ImVec2(tx + s, ty - s), palette.lost, 3);
+        rec.lost_drawn++;
+        if (mouse_in_lanes && std::fabs(mouse.x - tx) <= s && std::fabs(mouse.y - ty) <= s) {
+          hover_item = nullptr;
+          hover_fold_count = 0;
+          hovered_event = arrow.from_event;
+        }
+      } else {
+        // An arrowhead pointing along the line.
+        float dx = tx - fx, dy = ty - fy, len = std::sqrt(dx * dx + dy * dy);
+        if (len > 6) {
+          dx /= len;
+          dy /= len;
+          ImVec2 tip(tx, ty), left(tx - dx * 6 - dy * 3, ty - dy * 6 + dx * 3),
+              right(tx - dx * 6 + dy * 3, ty - dy * 6 - dx * 3);
+          dl->AddTriangleFilled(tip, left, right, colour);
+        }
+      }
+    }
+    rec.arrows_drawn = drawn;
+  }
+
+  // ---- Lane labels (over the plot's left edge) ----
+  dl->AddRectFilled(ImVec2(origin.x, lanes_y0), ImVec2(plot_x0, lanes_y1),
+                    palette.ruler_background);
+  for (int li : order) {
+    const Lane& lane = model.lanes()[li];
+    auto [top, bottom] = lane_y[li];
+    if (top >= lanes_y1) break;
+    ImVec4 clip(origin.x, top, plot_x0 - 2, std::min(bottom, lanes_y1));
+    std::string name = lane.kind == LaneKind::server     ? "[" + lane.name + "]"
+                       : lane.kind == LaneKind::resource ? "<" + lane.name + ">"
+                                                         : lane.name;
+    dl->AddText(nullptr, 0, ImVec2(origin.x + 4, top + kLanePadPx), palette.label_text,
+                name.c_str(), nullptr, 0, &clip);
+    // Row labels when there is room beside the name: small and muted.
+    if (row_h >= line_h) {
+      for (size_t r = 1; r < lane.rows.size(); r++) {
+        float y = row_y[li][r];
+        if (y + row_h > lanes_y1) break;
+        const std::string& text = lane.rows[r].label;
+        float w = ImGui::CalcTextSize(text.c_str()).x;
+        dl->AddText(nullptr, 0, ImVec2(plot_x0 - 4 - w, y + (row_h - line_h) * 0.5f),
+                    with_alpha(palette.label_text, 150), text.c_str(), nullptr, 0, &clip);
+      }
+    }
+    dl->AddLine(ImVec2(origin.x, bottom), ImVec2(area_max.x, bottom), palette.lane_separator);
+  }
+
+  // ---- Ruler: ticks, labels, notes, and the playhead's handle ----
+  dl->AddRectFilled(ImVec2(origin.x, origin.y), ImVec2(area_max.x, lanes_y0),
+                    palette.ruler_background);
+  {
+    TimeUs step = nice_step(90.0 / px_per_us);
+    TimeUs first = (from_us / step) * step;
+    if (first < from_us) first += step;
+    for (TimeUs t = first, guard = 0; t <= to_us && guard < 200; t += step, guard++) {
+      float x = xf(t);
+      dl->AddLine(ImVec2(x, lanes_y0 - 6), ImVec2(x, lanes_y0), palette.ruler_tick);
+      dl->AddLine(ImVec2(x, lanes_y0), ImVec2(x, lanes_y1), with_alpha(palette.ruler_tick, 30));
+      std::string text = time_text(t);
+      dl->AddText(ImVec2(x + 2, origin.y + 2), palette.label_text, text.c_str());
+    }
+    for (const Note& note : model.notes()) {
+      if (note.time_us < from_us || note.time_us > to_us) continue;
+      float x = xf(note.time_us);
+      dl->AddTriangleFilled(ImVec2(x - 4, lanes_y0 - 7), ImVec2(x + 4, lanes_y0 - 7),
+                            ImVec2(x, lanes_y0), palette.note);
+      if (hovered && std::fabs(mouse.x - x) <= 5 && mouse.y >= lanes_y0 - 9 && mouse.y <= lanes_y0)
+        hover_note = &note;
+    }
+  }
+  if (playhead_us >= from_us && playhead_us <= to_us) {
+    float x = xf(playhead_us);
+    dl->AddLine(ImVec2(x, origin.y), ImVec2(x, lanes_y1), palette.playhead, 2);
+    dl->AddTriangleFilled(ImVec2(x - 6, origin.y), ImVec2(x + 6, origin.y), ImVec2(x, origin.y + 8),
+                          palette.playhead);
+  }
+
+  // ---- Legend ----
+  if (show_legend) {
+    struct Entry {
+      const char* name;
+      ImU32 colour;
+    };
+    const Entry entries[] = {{"command", palette.command},
+                             {"error reply", palette.command_error},
+                             {"pool wait", palette.pool_wait},
+                             {"work", palette.work},
+                             {"sleep", palette.sleep},
+                             {"lock held", palette.locks[0]},
+                             {"pause", with_alpha(palette.pause, 160)},
+                             {"disconnected", palette.gap},
+                             {"error", palette.error},
+                             {"accepted", palette.accept},
+                             {"rejected/lost", palette.reject},
+                             {"expired", palette.expired},
+                             {"fault", palette.fault},
+                             {"folded", palette.fold},
+                             {"violation", palette.violation_border}};
+    float x = origin.x + 4, y = lanes_y1 + 3;
+    for (const Entry& entry : entries) {
+      float w = ImGui::CalcTextSize(entry.name).x;
+      if (x + 14 + w > area_max.x) break;
+      dl->AddRectFilled(ImVec2(x, y + 2), ImVec2(x + 10, y + line_h - 2), entry.colour);
+      dl->AddText(ImVec2(x + 13, y), palette.label_text, entry.name);
+      x += 13 + w + 12;
+    }
+  }
+  dl->PopClipRect();
+
+  // ---- Hover, tooltip, selection ----
+  if (hover_item) hovered_event = hover_item->begin_event;
+  if (hovered && !active) {
+    if (hover_fold_count > 0) {
+      ImGui::SetTooltip("%lld items between %s and %s\nzoom in to see them",
+                        static_cast<long long>(hover_fold_count),
+                        time_text(hover_fold_from_us).c_str(), time_text(hover_fold_to_us).c_str());
+    } else if (hover_item || hovered_event >= 0 || hover_region || hover_note) {
+      ImGui::BeginTooltip();
+      if (hover_item && hover_item->begin_event >= 0 &&
+          static_cast<size_t>(hover_item->begin_event) < trace.size()) {
+        const Item& item = *hover_item;
+        const TraceEvent& e = trace.events()[item.begin_event];
+        ImGui::Text("%s  at %s", item_kind_name(item.kind), time_text(item.from_us).c_str());
+        ImGui::Text("%s%s%s", e.actor.c_str(), e.text.empty() ? "" : ": ", e.text.c_str());
+        if (e.connection >= 0) ImGui::Text("connection %lld", static_cast<long long>(e.connection));
+        if (e.step >= 0 || e.attempt >= 0)
+          ImGui::Text("step %lld, attempt %lld", static_cast<long long>(e.step),
+                      static_cast<long long>(e.attempt));
+        if (item.end_event >= 0 && static_cast<size_t>(item.end_event) < trace.size()) {
+          const TraceEvent& end = trace.events()[item.end_event];
+          ImGui::Text("%s: %s", end.kind.c_str(), end.text.c_str());
+          ImGui::Text("took %s", time_text(item.to_us - item.from_us).c_str());
+        } else if (item.open()) {
+          ImGui::TextUnformatted("still open");
+        }
+        if ((item.kind == ItemKind::hold || item.kind == ItemKind::ttl) && item.ttl_us > 0) {
+          ImGui::Text("TTL %s, expires at %s", time_text(item.ttl_us).c_str(),
+                      time_text(item.deadline_us).c_str());
+          TimeUs item_to = item.open() ? end_us : item.to_us;
+          if (item.kind == ItemKind::hold && item_to > item.deadline_us)
+            ImGui::Text("held %s past the TTL: the key was no longer its own",
+                        time_text(item_to - item.deadline_us).c_str());
+          if (item.flags & kItemForeignEnd)
+            ImGui::TextUnformatted("deleted by someone who did not hold it");
+        }
+      } else if (hovered_event >= 0 && static_cast<size_t>(hovered_event) < trace.size()) {
+        const TraceEvent& e = trace.events()[hovered_event];
+        ImGui::Text("message lost: %s published %s at %s", e.actor.c_str(), e.text.c_str(),
+                    time_text(e.time_us).c_str());
+        ImGui::TextUnformatted("the subscriber was not connected (or its buffer was dropped)");
+      }
+      if (hover_region) {
+        if (hover_item || hovered_event >= 0) ImGui::Separator();
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette.violation_border), "%s violated",
+                           hover_region->check.c_str());
+        ImGui::TextUnformatted(hover_region->text.c_str());
+      }
+      if (hover_note) {
+        ImGui::Text("%s %s", time_text(hover_note->time_us).c_str(), hover_note->text.c_str());
+      }
+      ImGui::EndTooltip();
+    }
+  }
+  if (released && !scrubbing_ && !panned_) selected_event = hovered_event;
+  if (released) scrubbing_ = false;
+}
+
+}  // namespace redlab::gui

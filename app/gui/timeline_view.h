@@ -1,0 +1,130 @@
+// The timeline view: draws a TimelineModel with Dear ImGui into the current window.
+//
+// Prepare then draw (Tracy): for every row the visible time range is found by binary search
+// (Row::first_reaching), items narrower than fold_px are folded into one counted mark, and
+// only then are rectangles emitted, so a 1,000,000-event trace costs about as much per frame
+// as the number of pixels across, not the number of events. The view state (range,
+// playhead, selection) lives here, apart from the model; the model knows nothing of pixels.
+//
+// Tests and the app shell read `last_draw`: what was drawn where, the time->x mapping, and
+// the screen rectangles of the violation regions with their texts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "app/gui/timeline_model.h"
+#include "sim/core/trace.h"
+
+namespace redlab::gui {
+
+// Colours of the timeline. The defaults are mid-saturation fills with dark text on them, so
+// they read on ImGui's dark and light styles alike; the app shell may replace them (e.g. a
+// projector theme).
+struct TimelinePalette {
+  ImU32 background = IM_COL32(128, 128, 128, 24);
+  ImU32 lane_alternate = IM_COL32(128, 128, 128, 18);
+  ImU32 lane_separator = IM_COL32(128, 128, 128, 90);
+  ImU32 label_text = IM_COL32(128, 128, 128, 255);  // lane names (on either style)
+  ImU32 item_text = IM_COL32(20, 20, 20, 255);      // text drawn on filled items
+  ImU32 ruler_background = IM_COL32(128, 128, 128, 40);
+  ImU32 ruler_tick = IM_COL32(128, 128, 128, 200);
+  ImU32 command = IM_COL32(86, 156, 214, 255);
+  ImU32 command_error = IM_COL32(232, 96, 72, 255);
+  ImU32 pool_wait = IM_COL32(230, 180, 60, 255);
+  ImU32 work = IM_COL32(120, 190, 120, 255);
+  ImU32 sleep = IM_COL32(160, 160, 200, 255);
+  ImU32 pause = IM_COL32(150, 90, 200, 70);  // a band behind the whole lane
+  ImU32 gap = IM_COL32(200, 80, 80, 90);
+  ImU32 error = IM_COL32(220, 40, 40, 255);
+  ImU32 accept = IM_COL32(40, 170, 80, 255);
+  ImU32 reject = IM_COL32(220, 40, 40, 255);
+  ImU32 lost = IM_COL32(220, 40, 40, 255);
+  ImU32 expired = IM_COL32(240, 140, 0, 255);
+  ImU32 fault = IM_COL32(150, 90, 200, 255);
+  ImU32 fold = IM_COL32(128, 128, 128, 200);
+  ImU32 arrow = IM_COL32(60, 130, 200, 220);
+  ImU32 arrow_lost = IM_COL32(220, 40, 40, 220);
+  ImU32 violation = IM_COL32(255, 40, 40, 45);
+  ImU32 violation_border = IM_COL32(255, 40, 40, 200);
+  ImU32 playhead = IM_COL32(255, 120, 0, 255);
+  ImU32 selection = IM_COL32(255, 200, 0, 255);
+  ImU32 note = IM_COL32(60, 160, 160, 255);
+  // Holds and TTL bars: one colour per lock (TimelineModel::locks() order, cycled).
+  ImU32 locks[6] = {IM_COL32(236, 132, 60, 255),  IM_COL32(200, 100, 190, 255),
+                    IM_COL32(60, 170, 170, 255),  IM_COL32(170, 150, 60, 255),
+                    IM_COL32(110, 130, 230, 255), IM_COL32(190, 90, 90, 255)};
+};
+
+// What the last draw() did, for tests and the app shell.
+struct DrawRecord {
+  int64_t items_drawn = 0;   // spans and marks drawn one by one
+  int64_t items_folded = 0;  // items hidden inside fold marks
+  int64_t folds_drawn = 0;   // fold marks drawn
+  int64_t arrows_drawn = 0;
+  int64_t lost_drawn = 0;  // lost-message marks
+  struct Region {
+    ImVec2 min, max;
+    std::string text;   // the reason
+    std::string check;  // the check's name
+  };
+  std::vector<Region> violations;
+  struct LaneRect {
+    std::string name;
+    ImVec2 min, max;
+  };
+  std::vector<LaneRect> lanes;
+  ImVec2 ruler_min, ruler_max;
+  ImVec2 area_min, area_max;  // the whole timeline
+  // The time->x mapping: x = x0 + (t - from_us) * px_per_us.
+  float x0 = 0;
+  double px_per_us = 0;
+  TimeUs from_us = 0, to_us = 0;
+};
+
+struct TimelineView {
+  // ---- View state (the app shell reads and writes these) ----
+  TimeUs view_from_us = 0;
+  TimeUs view_to_us = kUsPerSecond;
+  TimeUs playhead_us = 0;
+  bool follow = false;            // keep the playhead in view while a run grows
+  int64_t selected_event = -1;    // index into trace.events(), -1: none
+  int64_t hovered_event = -1;     // set by draw(): what the mouse is over, -1: nothing
+  bool playhead_changed = false;  // set by draw() when the user scrubbed this frame
+
+  // ---- Style ----
+  TimelinePalette palette;
+  float label_width_px = 110;
+  float row_height_px = 18;
+  float ruler_height_px = 24;
+  float fold_px = 3;  // items narrower than this fold into one counted mark
+  bool show_legend = true;
+  // The narrowest range a zoom may reach, and the margin fit() leaves around the trace.
+  TimeUs min_range_us = 10;
+
+  DrawRecord last_draw;
+
+  // Shows the whole trace (0 .. end_us, at least 1 s).
+  void fit(const TimelineModel& model);
+  // Draws into the current window at the cursor, using size (0 or negative: the available
+  // space in that direction), handles zoom, pan, scrubbing, hover and selection.
+  void draw(const TimelineModel& model, const Trace& trace, ImVec2 size);
+  // Zooms by factor (> 1: in) keeping the time under screen x where it is.
+  void zoom_at(float x, float factor, const TimelineModel& model);
+
+  // Screen x of time t and back, with the mapping of the last draw().
+  float x_of(TimeUs t) const;
+  TimeUs t_of(float x) const;
+
+ private:
+  void clamp_range(const TimelineModel& model);
+  void handle_input(const TimelineModel& model, bool hovered, bool active);
+  bool scrubbing_ = false;   // the current drag started in the ruler
+  bool panned_ = false;      // the current press moved the view: not a click
+  float plot_width_px_ = 0;  // for zoom before the first draw
+};
+
+}  // namespace redlab::gui

@@ -1,0 +1,189 @@
+// The GUI timeline's budgets (issue 5): with a trace of 1,000,000 events, loading it (JSON
+// parse + model build) takes at most 2 s, and building one frame of the timeline at 1920x1080
+// (ImGui new frame to render data; no window, no GPU) takes at most 4 ms of CPU, median.
+//
+// The trace is realistic rather than uniform: the three core scenarios (lock holders with
+// TTLs and a violation, pub/sub with a reconnect gap and lost messages, pool exhaustion with
+// waits and timeouts) run once and are repeated side by side, shifted by 25 s per round, with
+// connection ids renumbered, until the trace has a million events (about 950 rounds, 6.6 h of
+// virtual time), each round ending with its connections closed. Run with --benchmark_repetitions=N
+// to get medians (script/bench does).
+#include <benchmark/benchmark.h>
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "app/gui/timeline_model.h"
+#include "app/gui/timeline_view.h"
+#include "sim/scenario/engine.h"
+#include "sim/scenario/scenario.h"
+
+namespace {
+
+using namespace redlab;
+
+constexpr size_t kEventsTarget = 1'000'000;
+constexpr TimeUs kRoundUs = 25 * kUsPerSecond;
+
+std::string scenario_path(const std::string& id) {
+  return (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "scenarios" /
+          (id + ".json"))
+      .string();
+}
+
+Trace build_big_trace() {
+  std::vector<std::vector<TraceEvent>> sources;
+  Trace trace;
+  for (const char* id : {"ttl-double-holder", "pubsub-reconnect-loss", "pool-exhaustion"}) {
+    scenario::RunResult r =
+        scenario::run_scenario(scenario::load_scenario_file(scenario_path(id)), {});
+    std::vector<TraceEvent> events;
+    // The run-level tail (run_end, check) is added once, at the very end.
+    for (const TraceEvent& e : r.trace.events())
+      if (e.kind != "run_end" && e.kind != "check") events.push_back(e);
+    sources.push_back(std::move(events));
+    for (const auto& [key, value] : r.trace.meta()) trace.set_meta(key, value);
+  }
+  constexpr int64_t kConnectionsPerRound = 1000;
+  for (int64_t round = 0; trace.size() < kEventsTarget; round++) {
+    // Merge the three sources by time (each is sorted), shifted into this round.
+    std::vector<size_t> next(sources.size(), 0);
+    std::set<std::pair<int64_t, std::string>> connections;  // (id, actor) used this round
+    for (;;) {
+      int best = -1;
+      for (size_t s = 0; s < sources.size(); s++)
+        if (next[s] < sources[s].size() &&
+            (best < 0 || sources[s][next[s]].time_us < sources[best][next[best]].time_us))
+          best = static_cast<int>(s);
+      if (best < 0 || trace.size() >= kEventsTarget) break;
+      TraceEvent e = sources[best][next[best]++];
+      e.time_us += round * kRoundUs;
+      if (e.connection >= 0) {
+        e.connection += round * kConnectionsPerRound + best * 100;
+        connections.insert({e.connection, e.actor});
+      }
+      trace.append(std::move(e));
+    }
+    // Each round ends as a run does when its clients shut down: connections closed (a BLPOP
+    // still blocked at the end stops there instead of staying open for the rest of the trace).
+    for (const auto& [connection, actor] : connections)
+      trace.append(TraceEvent{(round + 1) * kRoundUs - 1, "conn_close", actor, connection, -1, -1,
+                              "client closed"});
+  }
+  const TimeUs end_us = trace.events().back().time_us;
+  trace.append(TraceEvent{end_us, "run_end", "", -1, -1, -1, ""});
+  trace.append(
+      TraceEvent{end_us, "check", "", -1, -1, -1,
+                 "mutual_exclusion: violated: A and B held lock:job:42 together from 10.0 s to "
+                 "12.0 s (+949 more)"});
+  return trace;
+}
+
+const std::string& big_json() {
+  static const std::string json = trace_to_json(build_big_trace());
+  return json;
+}
+
+// (a) Loading: parse the file's text and build the model from scratch.
+void BM_LoadTrace1M(benchmark::State& state) {
+  const std::string& json = big_json();
+  size_t events = 0;
+  for (auto _ : state) {
+    std::string error;
+    std::optional<Trace> trace = trace_from_json(json, &error);
+    if (!trace) {
+      state.SkipWithError(error.c_str());
+      return;
+    }
+    gui::TimelineModel model;
+    model.update(*trace);
+    events = model.event_count();
+    benchmark::DoNotOptimize(model.lanes().data());
+    state.PauseTiming();  // freeing a million events is not part of loading them
+    trace.reset();
+    model.reset();
+    state.ResumeTiming();
+  }
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["json_MB"] = static_cast<double>(json.size()) / 1e6;
+}
+BENCHMARK(BM_LoadTrace1M)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// Only the model build, to tell the two halves of loading apart.
+void BM_BuildModel1M(benchmark::State& state) {
+  static const Trace trace = *trace_from_json(big_json());
+  for (auto _ : state) {
+    gui::TimelineModel model;
+    model.update(trace);
+    benchmark::DoNotOptimize(model.lanes().data());
+  }
+}
+BENCHMARK(BM_BuildModel1M)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// (b) One frame at 1920x1080, headless: NewFrame, a full-window timeline, Render.
+void frame_bench(benchmark::State& state, bool zoomed) {
+  static const Trace trace = *trace_from_json(big_json());
+  static const gui::TimelineModel model = [] {
+    gui::TimelineModel m;
+    m.update(trace);
+    return m;
+  }();
+  ImGuiContext* context = ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.DisplaySize = ImVec2(1920, 1080);
+  io.IniFilename = nullptr;
+  // What the app's OpenGL 3 renderer declares: draw lists may pass 65,536 vertices.
+  io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
+  unsigned char* pixels = nullptr;
+  int w = 0, h = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  io.MousePos = ImVec2(960, 500);  // over the lanes: hover and tooltip work is included
+  gui::TimelineView view;
+  view.fit(model);
+  if (zoomed) {
+    // Ten seconds in the middle of the trace: a round's holds, commands and arrows.
+    TimeUs mid_us = model.end_us() / 2;
+    view.view_from_us = mid_us;
+    view.view_to_us = mid_us + 10 * kUsPerSecond;
+  }
+  view.playhead_us = model.end_us() / 3;
+  int64_t drawn = 0, folded = 0, folds = 0, arrows = 0, vertices = 0;
+  for (auto _ : state) {
+    io.DeltaTime = 1.0f / 60;
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(io.DisplaySize);
+    ImGui::Begin("timeline", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoSavedSettings);
+    view.draw(model, trace, ImVec2(0, 0));
+    ImGui::End();
+    ImGui::Render();
+    drawn = view.last_draw.items_drawn;
+    folded = view.last_draw.items_folded;
+    folds = view.last_draw.folds_drawn;
+    arrows = view.last_draw.arrows_drawn;
+    vertices = ImGui::GetDrawData()->TotalVtxCount;
+  }
+  state.counters["items_drawn"] = static_cast<double>(drawn);
+  state.counters["items_folded"] = static_cast<double>(folded);
+  state.counters["folds"] = static_cast<double>(folds);
+  state.counters["arrows"] = static_cast<double>(arrows);
+  state.counters["vertices"] = static_cast<double>(vertices);
+  ImGui::DestroyContext(context);
+}
+void BM_Frame1M_WholeTrace(benchmark::State& state) {
+  frame_bench(state, false);
+}
+void BM_Frame1M_Zoomed(benchmark::State& state) {
+  frame_bench(state, true);
+}
+BENCHMARK(BM_Frame1M_WholeTrace)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Frame1M_Zoomed)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,524 @@
+// The GUI application under a real window (ctest runs these under xvfb-run, see
+// CMakeLists.txt): every core scenario rendered and captured, the violation region of
+// ttl-double-holder drawn, synthetic clicks, scrubbing and wheel zoom, files that must be
+// refused while the current trace stays, and `redlab gui --screenshot` through gui_main.
+#include <gtest/gtest.h>
+#include <stb_image.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "app/gui/gui.h"
+#include "app/gui/gui_app.h"
+
+namespace redlab::gui {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kCoreScenarios[] = {"ttl-double-holder", "forged-fence", "pubsub-reconnect-loss",
+                                "pool-exhaustion", "watch-retry-storm"};
+
+// Screenshots and files of the last run stay here for a look (one directory, reused).
+fs::path out_dir() {
+  fs::path dir = fs::path(::testing::TempDir()) / "redlab-gui-test";
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// One window for the whole suite: opening and closing X connections test after test is
+// slow and, under Xvfb, now and then refused. Each test gets a fresh App.
+class GuiApp : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
+    HostOptions options;
+    options.width_px = 1600;
+    options.height_px = 900;
+    options.vsync = false;
+    host_ = Host::open(options, &host_error_).release();
+    if (host_) host_->keep_pixels = true;
+  }
+  static void TearDownTestSuite() {
+    delete host_;
+    host_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_TRUE(host_) << host_error_ << " (run these tests through ctest: it starts xvfb-run)";
+    host = host_;
+    AppOptions app_options;
+    app_options.persist = false;
+    app = std::make_unique<App>(app_options);
+    frames(1);  // let go of whatever the previous test's mouse was doing
+  }
+  void TearDown() override { app.reset(); }
+
+  static inline Host* host_ = nullptr;
+  static inline std::string host_error_;
+  Host* host = nullptr;
+  std::unique_ptr<App> app;
+
+  // n frames with the mouse at `pos`, button as given, no wheel.
+  void frames(int n, ImVec2 pos = {-1, -1}, bool down = false, float dt_s = 1.0f / 60) {
+    FrameInput in;
+    in.mouse_pos = pos;
+    in.mouse_down = down;
+    in.dt_s = dt_s;
+    for (int i = 0; i < n; i++) ASSERT_TRUE(host->frame(*app, &in));
+  }
+  // Hover, press, release: what a click is to ImGui (buttons fire on release).
+  void click(ImVec2 pos) {
+    frames(1, pos, false);
+    frames(1, pos, true);
+    frames(1, pos, false);
+  }
+  void wheel(ImVec2 pos, float amount) {
+    frames(1, pos, false);
+    FrameInput in;
+    in.mouse_pos = pos;
+    in.wheel = amount;
+    ASSERT_TRUE(host->frame(*app, &in));
+  }
+  void open_and_run_to_end(const std::string& id) {
+    ASSERT_TRUE(app->open_scenario(id)) << app->error();
+    ASSERT_TRUE(app->run(false)) << app->error();
+    frames(3);
+  }
+  // The pixel at (x, y) of the last frame.
+  std::array<uint8_t, 3> pixel(int x, int y) const {
+    const auto& px = host->last_pixels();
+    size_t i = (size_t(y) * host->framebuffer_width() + x) * 4;
+    return {px[i], px[i + 1], px[i + 2]};
+  }
+};
+
+TEST_F(GuiApp, EveryCoreScenarioRendersAPicture) {
+  fs::path dir = out_dir();
+  for (const char* id : kCoreScenarios) {
+    SCOPED_TRACE(id);
+    open_and_run_to_end(id);
+    EXPECT_TRUE(app->error().empty()) << app->error();
+    EXPECT_FALSE(app->playing());
+    EXPECT_EQ(app->playhead_us(), app->model().end_us());
+    EXPECT_GT(app->view().last_draw.items_drawn + app->view().last_draw.folds_drawn, 10);
+    fs::path png = dir / (std::string(id) + ".png");
+    host->request_screenshot(png.string());
+    frames(1);
+    ASSERT_EQ(host->screenshot_error(), "");
+    int w = 0, h = 0, channels = 0;
+    unsigned char* data = stbi_load(png.c_str(), &w, &h, &channels, 3);
+    ASSERT_NE(data, nullptr);
+    EXPECT_EQ(w, host->framebuffer_width());
+    EXPECT_EQ(h, host->framebuffer_height());
+    // Not blank: a real picture of lanes, text and coloured spans has many colours, and a
+    // good part of it differs from the window background.
+    std::set<uint32_t> colours;
+    size_t differ = 0;
+    for (int i = 0; i < w * h; i++) {
+      uint32_t c = uint32_t(data[i * 3]) << 16 | uint32_t(data[i * 3 + 1]) << 8 | data[i * 3 + 2];
+      colours.insert(c);
+      if (c != 0xF5F5F7 && c != 0xFFFFFF) differ++;
+    }
+    stbi_image_free(data);
+    EXPECT_GT(colours.size(), 200u);
+    EXPECT_GT(differ, size_t(w) * h / 20);
+  }
+}
+
+TEST_F(GuiApp, TtlDoubleHolderViolationRegionIsDrawn) {
+  open_and_run_to_end("ttl-double-holder");
+  const DrawRecord& d = app->view().last_draw;
+  ASSERT_FALSE(d.violations.empty());
+  WidgetRect timeline = app->widget("timeline");
+  ASSERT_TRUE(timeline.valid());
+  bool overlap_of_a_and_b = false;
+  for (auto& r : d.violations) {
+    // Inside the timeline, and where the times say: A and B overlap from 10 s to 12 s.
+    EXPECT_GE(r.min.x, timeline.min.x - 1);
+    EXPECT_LE(r.max.x, timeline.max.x + 1);
+    EXPECT_GE(r.max.x - r.min.x, 2);  // an instant (a foreign DEL) still gets a few pixels
+    EXPECT_GT(r.max.y - r.min.y, 5);
+    // A and B both believed they held the lock from 10 s (A's TTL ran out) to 12 s (A done).
+    if (r.check != "mutual_exclusion" || std::abs(app->view().t_of(r.min.x) / 1e6 - 10.0) > 0.2)
+      continue;
+    overlap_of_a_and_b = true;
+    EXPECT_NEAR(app->view().t_of(r.max.x) / 1e6, 12.0, 0.2);
+    // The region's border is drawn in red: look at the pixels along its left edge.
+    int red = 0, rows = 0;
+    for (int y = int(r.min.y) + 2; y < int(r.max.y) - 2; y++) {
+      rows++;
+      for (int dx = -1; dx <= 1; dx++) {
+        auto p = pixel(int(r.min.x) + dx, y);
+        if (p[0] > 170 && p[1] < 130 && p[2] < 130) {
+          red++;
+          break;
+        }
+      }
+    }
+    EXPECT_GT(red, rows / 2) << "the left edge of the violation region is not red";
+  }
+  EXPECT_TRUE(overlap_of_a_and_b);
+}
+
+TEST_F(GuiApp, ClickRunPlaysPauseStopsStepMoves) {
+  open_and_run_to_end("ttl-double-holder");
+  ASSERT_FALSE(app->playing());
+  WidgetRect run = app->widget("run");
+  ASSERT_TRUE(run.valid());
+  click(run.center());
+  EXPECT_TRUE(app->playing());
+  EXPECT_LT(app->playhead_us(), 100'000);  // restarted from 0, one frame of play since
+  TimeUs before_us = app->playhead_us();
+  frames(4, {-1, -1}, false, 0.5f);  // 2 s of wall time at 1x
+  EXPECT_NEAR(double(app->playhead_us() - before_us), 2e6, 1e3);
+
+  click(app->widget("pause").center());
+  EXPECT_FALSE(app->playing());
+  TimeUs paused_us = app->playhead_us();
+  frames(5, {-1, -1}, false, 0.5f);
+  EXPECT_EQ(app->playhead_us(), paused_us);
+
+  click(app->widget("step").center());
+  EXPECT_GT(app->playhead_us(), paused_us);
+  auto next = app->model().next_event_after(paused_us);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(app->playhead_us(), *next);
+
+  click(app->widget("restart").center());
+  EXPECT_TRUE(app->playing());
+  EXPECT_LT(app->playhead_us(), 100'000);
+}
+
+TEST_F(GuiApp, PlaybackSpeedAndEnd) {
+  open_and_run_to_end("ttl-double-holder");
+  app->set_speed(20);
+  app->restart();
+  frames(2, {-1, -1}, false, 0.25f);  // 0.5 s at 20x = 10 s of the scenario
+  EXPECT_NEAR(double(app->playhead_us()), 10e6, 1e4);
+  frames(4, {-1, -1}, false, 0.5f);  // past the end: stops there
+  EXPECT_EQ(app->playhead_us(), app->model().end_us());
+  EXPECT_FALSE(app->playing());
+}
+
+TEST_F(GuiApp, ScrubbingTheRulerMovesThePlayhead) {
+  open_and_run_to_end("ttl-double-holder");
+  const DrawRecord& d = app->view().last_draw;
+  ASSERT_GT(d.ruler_max.x, d.ruler_min.x);
+  ImVec2 at{d.ruler_min.x + (d.ruler_max.x - d.ruler_min.x) * 0.4f,
+            (d.ruler_min.y + d.ruler_max.y) / 2};
+  TimeUs expected_us = app->view().t_of(at.x);
+  click(at);
+  EXPECT_NEAR(double(app->playhead_us()), double(expected_us), 0.01 * double(d.to_us - d.from_us));
+  // Dragging along the ruler follows the mouse.
+  ImVec2 to{d.ruler_min.x + (d.ruler_max.x - d.ruler_min.x) * 0.7f, at.y};
+  frames(1, at, true);
+  frames(1, {(at.x + to.x) / 2, at.y}, true);
+  frames(1, to, true);
+  TimeUs dragged_us = app->view().t_of(to.x);
+  frames(1, to, false);
+  EXPECT_NEAR(double(app->playhead_us()), double(dragged_us), 0.01 * double(d.to_us - d.from_us));
+}
+
+TEST_F(GuiApp, WheelZoomsAtTheMouse) {
+  open_and_run_to_end("ttl-double-holder");
+  const DrawRecord& d = app->view().last_draw;
+  ImVec2 at{d.area_min.x + (d.area_max.x - d.area_min.x) * 0.6f, (d.area_min.y + d.area_max.y) / 2};
+  TimeUs width_before_us = app->view().view_to_us - app->view().view_from_us;
+  TimeUs t_under_mouse_us = app->view().t_of(at.x);
+  wheel(at, 2);
+  frames(1, at);
+  TimeUs width_after_us = app->view().view_to_us - app->view().view_from_us;
+  EXPECT_LT(width_after_us, width_before_us * 9 / 10);
+  // Anchored: the time under the mouse stays under the mouse.
+  EXPECT_NEAR(double(app->view().t_of(at.x)), double(t_under_mouse_us),
+              0.02 * double(width_after_us));
+  wheel(at, -4);
+  frames(1, at);
+  EXPECT_GT(app->view().view_to_us - app->view().view_from_us, width_after_us);
+}
+
+TEST_F(GuiApp, ChoosingAScenarioInTheLibraryRunsIt) {
+  open_and_run_to_end("ttl-double-holder");
+  WidgetRect entry = app->widget("library:forged-fence");
+  ASSERT_TRUE(entry.valid());
+  click(entry.center());
+  ASSERT_NE(app->scenario(), nullptr);
+  EXPECT_EQ(app->scenario()->id, "forged-fence");
+  EXPECT_EQ(app->trace().meta().at("scenario"), "forged-fence");
+  EXPECT_TRUE(app->playing());
+}
+
+TEST_F(GuiApp, BadTraceFilesShowAMessageAndKeepTheCurrentTrace) {
+  fs::path dir = out_dir();
+  open_and_run_to_end("forged-fence");
+  fs::path good = dir / "good.json";
+  ASSERT_TRUE(app->save_trace(good.string())) << app->error();
+  const std::string text = read_text(good);
+  const size_t events_before = app->trace().size();
+  ASSERT_GT(events_before, 10u);
+
+  fs::path truncated = dir / "truncated.json";
+  write_text(truncated, text.substr(0, text.size() / 2));
+  fs::path newer = dir / "newer.json";
+  std::string newer_text = text;
+  newer_text.replace(newer_text.find("\"version\":1"), 11, "\"version\":2");
+  write_text(newer, newer_text);
+  fs::path garbage = dir / "garbage.json";
+  write_text(garbage,
+             "{\"format\":\"redlab-trace\",\"version\":1,\"events\":[{\"time_us\":\"x\"}]}");
+
+  for (const fs::path& bad : {truncated, newer, garbage}) {
+    SCOPED_TRACE(bad.string());
+    EXPECT_FALSE(app->open_path(bad.string()));
+    EXPECT_NE(app->error().find(bad.string()), std::string::npos) << app->error();
+    EXPECT_EQ(app->trace().size(), events_before);
+    EXPECT_EQ(app->trace().meta().at("scenario"), "forged-fence");
+    frames(2);
+    EXPECT_TRUE(app->widget("error").valid()) << "the message is not in the window";
+  }
+  EXPECT_NE(app->error().find("events[0]"), std::string::npos) << app->error();
+  EXPECT_FALSE(app->open_path(newer.string()));
+  EXPECT_NE(app->error().find("version"), std::string::npos) << app->error();
+
+  // The good file replays: the same events, the verdicts from the trace.
+  ASSERT_TRUE(app->open_path(good.string())) << app->error();
+  EXPECT_EQ(trace_to_json(app->trace()), text);
+  frames(2);
+  EXPECT_TRUE(app->error().empty());
+  EXPECT_FALSE(app->view().last_draw.violations.empty());
+}
+
+TEST_F(GuiApp, BadScenarioFileShowsALocatedMessageAndKeepsTheCurrentOne) {
+  fs::path dir = out_dir();
+  open_and_run_to_end("ttl-double-holder");
+  const size_t events_before = app->trace().size();
+  fs::path bad = dir / "bad-scenario.json";
+  write_text(bad, "{\n  \"format\": \"redlab-scenario\",\n  \"version\": 1,\n  \"id\": 5\n}\n");
+  EXPECT_FALSE(app->open_path(bad.string()));
+  EXPECT_NE(app->error().find(bad.string() + ":4:"), std::string::npos) << app->error();
+  EXPECT_EQ(app->scenario()->id, "ttl-double-holder");
+  EXPECT_EQ(app->trace().size(), events_before);
+  fs::path newer = dir / "newer-scenario.json";
+  write_text(newer, "{\"format\": \"redlab-scenario\", \"version\": 99, \"id\": \"x\"}");
+  EXPECT_FALSE(app->open_path(newer.string()));
+  EXPECT_NE(app->error().find("version"), std::string::npos) << app->error();
+  EXPECT_EQ(app->scenario()->id, "ttl-double-holder");
+}
+
+TEST_F(GuiApp, ExportsTimelinePngAndChromeTrace) {
+  fs::path dir = out_dir();
+  open_and_run_to_end("pool-exhaustion");
+  fs::path png = dir / "timeline.png";
+  app->request_timeline_png(png.string());
+  frames(1);
+  ASSERT_TRUE(app->error().empty()) << app->error();
+  int w = 0, h = 0, channels = 0;
+  unsigned char* data = stbi_load(png.c_str(), &w, &h, &channels, 4);
+  ASSERT_NE(data, nullptr);
+  stbi_image_free(data);
+  const DrawRecord& d = app->view().last_draw;
+  EXPECT_NEAR(w, d.area_max.x - d.area_min.x, 2);
+  EXPECT_NEAR(h, d.area_max.y - d.area_min.y, 2);
+
+  fs::path chrome = dir / "chrome.json";
+  ASSERT_TRUE(app->export_chrome_trace(chrome.string()));
+  EXPECT_EQ(read_text(chrome).rfind("{\"traceEvents\":[", 0), 0u);
+  // Atomic writes leave no temporary files behind.
+  for (auto& entry : fs::directory_iterator(dir))
+    EXPECT_EQ(entry.path().string().find(".tmp-"), std::string::npos) << entry.path();
+}
+
+TEST_F(GuiApp, LanguageSwitchRerunsWithTranslatedNarration) {
+  open_and_run_to_end("ttl-double-holder");
+  EXPECT_TRUE(host->font_loaded());
+  app->set_lang("ru");
+  app->rerun_in_place();
+  frames(2);
+  bool cyrillic = false;
+  for (auto& n : app->model().notes())
+    cyrillic = cyrillic || n.text.find("\xd0") != std::string::npos ||
+               n.text.find("\xd1") != std::string::npos;
+  EXPECT_TRUE(cyrillic);
+  EXPECT_EQ(app->playhead_us(), app->model().end_us());  // the view stayed where it was
+}
+
+TEST_F(GuiApp, UnusableBackendShowsAnErrorWithoutBlocking) {
+  ASSERT_TRUE(app->open_scenario("ttl-double-holder"));
+  app->set_backend("redis://127.0.0.1:1");  // nothing listens on port 1
+  ASSERT_TRUE(app->run(true));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (app->running() && std::chrono::steady_clock::now() < deadline) {
+    auto start = std::chrono::steady_clock::now();
+    frames(1);
+    // The UI thread never waits for the server.
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  }
+  EXPECT_FALSE(app->running());
+  EXPECT_FALSE(app->error().empty());
+  frames(2);
+  EXPECT_TRUE(app->widget("error").valid());
+}
+
+// A live run on a private redis-server: the timeline grows frame by frame while the UI keeps
+// drawing, and the finished result (meta, verdicts) replaces the live events at the end.
+TEST_F(GuiApp, LiveRunOnSpawnedServerGrowsWhileTheUiDraws) {
+  if (std::system("command -v redis-server > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "redis-server is not installed";
+  ASSERT_TRUE(app->open_scenario("pubsub-reconnect-loss"));
+  app->set_backend("spawn");
+  ASSERT_TRUE(app->run(true));
+  std::set<size_t> sizes_while_running;
+  auto slowest = std::chrono::steady_clock::duration::zero();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (app->running() && std::chrono::steady_clock::now() < deadline) {
+    auto start = std::chrono::steady_clock::now();
+    frames(1);
+    slowest = std::max(slowest, std::chrono::steady_clock::now() - start);
+    if (app->running()) sizes_while_running.insert(app->trace().size());
+  }
+  ASSERT_FALSE(app->running()) << "the live run did not finish within 60 s";
+  EXPECT_EQ(app->error(), "");
+  EXPECT_GT(sizes_while_running.size(), 10u) << "the timeline did not grow during the run";
+  EXPECT_LT(slowest, std::chrono::milliseconds(1000));
+  EXPECT_EQ(app->trace().meta().at("scenario"), "pubsub-reconnect-loss");
+  bool has_check = false;
+  for (auto& e : app->trace().events()) has_check = has_check || e.kind == "check";
+  EXPECT_TRUE(has_check);
+}
+
+TEST_F(GuiApp, FollowKeepsThePlayheadInView) {
+  open_and_run_to_end("ttl-double-holder");
+  app->set_follow(true);
+  app->view().view_from_us = 0;
+  app->view().view_to_us = 2'000'000;  // zoomed in on the first 2 s
+  app->restart();
+  frames(10, {-1, -1}, false, 0.5f);  // 5 s in
+  EXPECT_GE(app->playhead_us(), app->view().view_from_us);
+  EXPECT_LE(app->playhead_us(), app->view().view_to_us);
+  EXPECT_NEAR(double(app->view().view_to_us - app->view().view_from_us), 2e6, 2e4);
+}
+
+TEST_F(GuiApp, ClickingASpanSelectsItForTheInspector) {
+  open_and_run_to_end("ttl-double-holder");
+  const DrawRecord& d = app->view().last_draw;
+  const DrawRecord::LaneRect* lane_a = nullptr;
+  for (auto& lane : d.lanes)
+    if (lane.name == "A") lane_a = &lane;
+  ASSERT_NE(lane_a, nullptr);
+  // A's first row holds its 12 s of work; click it at 5 s.
+  ImVec2 at{app->view().x_of(5'000'000), lane_a->min.y + 3 + app->view().row_height_px / 2};
+  click(at);
+  ASSERT_GE(app->view().selected_event, 0);
+  const TraceEvent& e = app->trace().events()[size_t(app->view().selected_event)];
+  EXPECT_EQ(e.actor, "A");
+  EXPECT_EQ(e.kind, "work");
+}
+
+// Settings need no window.
+TEST(GuiSettings, RoundTripAndLastChoicesComeBack) {
+  ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
+  fs::path path = out_dir() / "config" / "settings.txt";
+  AppOptions options;
+  options.persist = true;
+  options.settings_path = path.string();
+  {
+    App app(options);
+    ASSERT_TRUE(app.open_scenario("ttl-double-holder")) << app.error();
+    app.set_lang("cs");
+    app.set_seed(7);
+    app.variant()["release"] = "lua";
+    app.params()["ttl_ms"] = 5000;
+    ASSERT_TRUE(app.run(false)) << app.error();
+  }
+  ASSERT_TRUE(fs::exists(path));
+  App again(options);
+  EXPECT_EQ(again.lang(), "cs");
+  EXPECT_EQ(again.settings().seed, 7u);
+  EXPECT_EQ(again.settings().scenario, "ttl-double-holder");
+  ASSERT_TRUE(again.open_scenario("ttl-double-holder"));
+  EXPECT_EQ(again.variant().at("release"), "lua");
+  EXPECT_EQ(again.params().at("ttl_ms"), 5000);
+  // Another scenario starts from its own defaults.
+  ASSERT_TRUE(again.open_scenario("forged-fence"));
+  EXPECT_EQ(again.params().at("ttl_ms"), again.scenario()->param("ttl_ms")->def);
+
+  // A damaged file is read as far as it makes sense; nothing throws.
+  std::ofstream(path) << "lang=xx\nseed=-4\nspeed=1000\nlayout.left=abc\nnonsense\n";
+  Settings s;
+  EXPECT_TRUE(load_settings(path.string(), &s));
+  EXPECT_EQ(s.lang, "en");
+  EXPECT_EQ(s.seed, 1u);
+  EXPECT_FLOAT_EQ(s.speed, 1.0f);
+  EXPECT_FLOAT_EQ(s.left_fraction, Settings{}.left_fraction);
+}
+
+// gui_main owns its window, so these run without the fixture's.
+TEST(GuiAppMain, ScreenshotFromTheCommandLine) {
+  ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
+  fs::path png = out_dir() / "cli.png";
+  int status = app::gui_main({"ttl-double-holder", "--screenshot", png.string(), "--size",
+                              "1024x640", "--at-ms", "11000"});
+  ASSERT_EQ(status, 0);
+  int w = 0, h = 0, channels = 0;
+  unsigned char* data = stbi_load(png.c_str(), &w, &h, &channels, 3);
+  ASSERT_NE(data, nullptr);
+  stbi_image_free(data);
+  EXPECT_EQ(w, 1024);
+  EXPECT_EQ(h, 640);
+}
+
+TEST(GuiAppMain, BadInputExitsTwoAndWritesNothing) {
+  ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
+  fs::path png = out_dir() / "never.png";
+  const std::vector<std::vector<std::string>> bad = {
+      {"no-such-scenario", "--screenshot", png.string()},
+      {"ttl-double-holder", "--screenshot", png.string(), "--variant", "release=nope"},
+      {"ttl-double-holder", "--screenshot", png.string(), "--set", "ttl_ms=1"},
+      {"ttl-double-holder", "--screenshot", png.string(), "--size", "12x"},
+      {"ttl-double-holder", "--screenshot", png.string(), "--lang", "de"},
+      {"ttl-double-holder", "--screenshot", png.string(), "--bogus"},
+  };
+  for (auto& args : bad) {
+    testing::internal::CaptureStderr();
+    int status = app::gui_main(args);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(status, 2) << args[args.size() - 1];
+    EXPECT_EQ(err.rfind("redlab: ", 0), 0u) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_FALSE(fs::exists(png));
+  }
+}
+
+TEST(GuiAppMain, NoDisplayIsAClearErrorNotACrash) {
+  ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
+  const char* display = std::getenv("DISPLAY");
+  std::string saved = display ? display : "";
+  ::unsetenv("DISPLAY");
+  fs::path png = out_dir() / "no-display.png";
+  testing::internal::CaptureStderr();
+  int status = app::gui_main({"ttl-double-holder", "--screenshot", png.string()});
+  std::string err = testing::internal::GetCapturedStderr();
+  if (!saved.empty()) ::setenv("DISPLAY", saved.c_str(), 1);
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(err.find("display"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_FALSE(fs::exists(png));
+}
+
+}  // namespace
+}  // namespace redlab::gui
