@@ -150,6 +150,10 @@ bool load_settings(const std::string& path, Settings* s) {
       s->backend = value;
     } else if (key == "seed") {
       if (auto n = scenario::parse_int(value); n && *n >= 0) s->seed = uint64_t(*n);
+    } else if (key == "time_scale") {
+      fraction(value, 0.01f, 1.0f, &s->time_scale);
+    } else if (key == "allow_server_faults") {
+      s->allow_server_faults = value == "1";
     } else if (key == "speed") {
       fraction(value, kSpeedMin, kSpeedMax, &s->speed);
     } else if (key == "follow") {
@@ -174,7 +178,8 @@ bool load_settings(const std::string& path, Settings* s) {
 bool save_settings(const std::string& path, const Settings& s) {
   std::ostringstream out;
   out << "# redlab GUI settings (written by redlab; safe to delete)\n";
-  out << "lang=" << s.lang << "\nbackend=" << s.backend << "\nseed=" << s.seed
+  out << "lang=" << s.lang << "\nbackend=" << s.backend << "\ntime_scale=" << s.time_scale
+      << "\nallow_server_faults=" << (s.allow_server_faults ? 1 : 0) << "\nseed=" << s.seed
       << "\nspeed=" << s.speed << "\nfollow=" << (s.follow ? 1 : 0) << "\nscenario=" << s.scenario
       << "\n";
   for (auto& [k, v] : s.variant) out << "variant." << k << "=" << v << "\n";
@@ -211,6 +216,8 @@ App::App(AppOptions options) : options_(std::move(options)) {
   }
   lang_ = settings_.lang;
   backend_ = settings_.backend;
+  time_scale_ = settings_.time_scale;
+  allow_server_faults_ = settings_.allow_server_faults;
   seed_ = settings_.seed;
   speed_ = settings_.speed;
   follow_ = settings_.follow;
@@ -421,6 +428,10 @@ bool App::run(bool play) {
   remember_choices();
   app::BackendChoice choice;
   choice.backend = backend_;
+  if (backend_ != "fake") {
+    choice.time_scale = time_scale_;
+    choice.allow_server_faults = allow_server_faults_;
+  }
   if (backend_ != "fake") {
     // A real server may be slow or dead: the run goes to a worker and the UI keeps drawing.
     auto worker = std::make_unique<Worker>();
@@ -654,6 +665,8 @@ void App::remember_choices() {
   settings_.param = params_;
   settings_.seed = seed_;
   settings_.backend = backend_;
+  settings_.time_scale = time_scale_;
+  settings_.allow_server_faults = allow_server_faults_;
 }
 
 void App::save_settings_now() {

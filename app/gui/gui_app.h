@@ -43,6 +43,8 @@ namespace redlab::gui {
 struct Settings {
   std::string lang = "en";
   std::string backend = "fake";  // "fake", "spawn" or a redis:// URL
+  float time_scale = 1.0f;       // real backends: every duration of the scenario times this
+  bool allow_server_faults = false;
   uint64_t seed = 1;
   float speed = 1.0f;
   bool follow = true;
@@ -213,6 +215,8 @@ class App {
   // Choices.
   std::string lang_ = "en";
   std::string backend_ = "fake";
+  float time_scale_ = 1.0f;
+  bool allow_server_faults_ = false;
   uint64_t seed_ = 1;
   std::map<std::string, std::string> variant_;
   std::map<std::string, int64_t> params_;

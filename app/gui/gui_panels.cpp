@@ -99,6 +99,28 @@ void App::draw_top_bar() {
     ImGui::InputText("##url", &backend_);
   }
   ImGui::EndGroup();
+  if (backend_ != "fake") {
+    // A real run takes the scenario's own time unless scaled (0.1: 25 s in 2.5 s).
+    const float scale_px = text_px("0.00x") + 60;
+    flow(text_px("time") + scale_px + text_px("server faults") + 40 + 3 * style.ItemSpacing.x,
+         gap_px);
+    ImGui::BeginGroup();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("time");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(scale_px);
+    ImGui::SliderFloat("##time_scale", &time_scale_, 0.05f, 1.0f, "%.2fx",
+                       ImGuiSliderFlags_Logarithmic);
+    help_marker("Every duration of the scenario (TTLs, work, pauses, timeouts) times this.");
+    if (is_url) {
+      ImGui::SameLine();
+      ImGui::Checkbox("server faults", &allow_server_faults_);
+      help_marker(
+          "Allow server-wide faults and config (DEBUG SLEEP, SCRIPT FLUSH, CONFIG SET) on this "
+          "server. Only on a server that is yours to disturb.");
+    }
+    ImGui::EndGroup();
+  }
 
   const float seed_px = text_px("0000000000") + 60;
   flow(text_px("seed") + seed_px + style.ItemSpacing.x, gap_px);

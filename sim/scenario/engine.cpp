@@ -635,7 +635,10 @@ class Engine {
   }
 
   void close_holds(ActorRt& a, const std::string& why) {
-    for (auto& [lock, l] : a.locks) end_hold(a, lock, why);
+    // end_hold erases from a.locks: walk a copy of the names.
+    std::vector<std::string> held;
+    for (auto& [lock, l] : a.locks) held.push_back(lock);
+    for (const std::string& lock : held) end_hold(a, lock, why);
   }
   void end_hold(ActorRt& a, const std::string& lock, const std::string& why) {
     auto it = a.locks.find(lock);
