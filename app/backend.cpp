@@ -44,6 +44,15 @@ class InterruptScope {
 
 }  // namespace
 
+std::string without_credentials(const std::string& backend, const std::string& mask) {
+  size_t scheme = backend.find("://");
+  if (scheme == std::string::npos) return backend;
+  size_t host = scheme + 3;
+  size_t at = backend.rfind('@');
+  if (at == std::string::npos || at < host) return backend;
+  return backend.substr(0, host) + mask + backend.substr(at + 1);
+}
+
 void validate_backend(const BackendChoice& choice) {
   if (!(choice.time_scale > 0))
     throw BackendError("--time-scale must be above 0 (0.1 runs ten times faster)");
@@ -54,7 +63,8 @@ void validate_backend(const BackendChoice& choice) {
     if (auto err = real::parse_endpoint(b, ep)) throw BackendError("--backend: " + *err);
     return;
   }
-  throw BackendError("--backend " + b + ": expected fake, spawn or redis://HOST:PORT");
+  throw BackendError("--backend " + without_credentials(b) +
+                     ": expected fake, spawn, redis://HOST:PORT or unix:///PATH");
 }
 
 scenario::RunResult run_on_backend(const scenario::Scenario& sc,
@@ -77,8 +87,10 @@ scenario::RunResult run_on_backend(const scenario::Scenario& sc,
   scenario::RunResult r = scenario::run_scenario(sc, o);
   r.trace.set_meta("key_prefix", backend.key_prefix());
   if (!cancel && g_interrupted)
-    throw BackendError("interrupted: the run on " + backend.describe() +
-                       " was stopped early; its keys were deleted");
+    throw BackendError("interrupted: the run on " + backend.describe() + " was stopped early" +
+                       (r.backend_trouble.empty()
+                            ? "; its keys were deleted and its servers stopped"
+                            : "; " + r.backend_trouble));
   return r;
 }
 

@@ -25,6 +25,10 @@ struct BackendChoice {
 // the CLI prints it and exits 2, the GUI shows it.
 using BackendError = scenario::BackendError;
 
+// A backend string fit to print, show or save: a URL's user:password@ replaced by `mask`
+// ("***@" to show that there was one, "" to save it without: REDIS_PASSWORD supplies it).
+std::string without_credentials(const std::string& backend, const std::string& mask = "***@");
+
 // Checks a choice before anything runs ("--time-scale must be > 0", an unparsable URL).
 // Throws BackendError.
 void validate_backend(const BackendChoice& choice);

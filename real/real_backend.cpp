@@ -228,20 +228,29 @@ void RealBackend::finish() noexcept {
         s.admin.reset();  // a fresh connection: the old one may hold a late reply
         Connection* conn = admin_conn(s, kFinishConnectTimeoutMs, error);
         if (!conn) {
-          note_trouble(s, error);
+          note_trouble(s, "went away during the run (" + error + ")");
           continue;
         }
         std::string cursor = "0";
+        bool swept = false;  // the SCAN came back to cursor 0: every key of the run is gone
         for (int round = 0; round < kFinishScanRoundsMax && now_ms() < deadline_ms; round++) {
           auto page = conn->command({"SCAN", cursor, "MATCH", key_prefix_ + "*", "COUNT", "1000"},
                                     kFinishCommandTimeoutMs, error);
+          if (page && page->kind == Reply::Kind::Error) error = page->str;
           if (!page || page->kind != Reply::Kind::Array || page->elements.size() != 2) break;
           cursor = page->elements[0].str;
           net::Argv unlink = {"UNLINK"};
           for (const Reply& key : page->elements[1].elements) unlink.push_back(key.str);
           if (unlink.size() > 1 && !conn->command(unlink, kFinishCommandTimeoutMs, error)) break;
-          if (cursor == "0") break;
+          if (cursor == "0") {
+            swept = true;
+            break;
+          }
         }
+        if (!swept)
+          note_trouble(s, "kept some of the run's keys under " + key_prefix_ + " (" +
+                              (error.empty() ? std::string("cleanup ran out of time") : error) +
+                              "); delete them with SCAN MATCH " + key_prefix_ + "* and UNLINK");
         for (const auto& [name, value] : s.restore)
           if (!conn->command({"CONFIG", "SET", name, value}, kFinishCommandTimeoutMs, error)) break;
         s.admin.reset();
@@ -255,7 +264,8 @@ void RealBackend::finish() noexcept {
         s.admin.reset();
         Connection* conn = admin_conn(s, kFinishConnectTimeoutMs, error);
         if (!conn || !conn->command({"PING"}, kFinishCommandTimeoutMs, error))
-          note_trouble(s, error.empty() ? "no answer to PING" : error);
+          note_trouble(s, "went away during the run (" +
+                              (error.empty() ? std::string("no answer to PING") : error) + ")");
       }
     for (Server& s : servers_) s.admin.reset();
     if (spawned_) spawned_->stop_all();
@@ -264,11 +274,11 @@ void RealBackend::finish() noexcept {
   }
 }
 
-void RealBackend::note_trouble(const Server& s, const std::string& error) {
+void RealBackend::note_trouble(const Server& s, const std::string& what) {
   if (!trouble_.empty()) trouble_ += "; ";
   trouble_ +=
-      (spawn_ ? "server " + s.name + " (" + address(s.endpoint) + ")" : address(s.endpoint)) +
-      " went away during the run (" + error + "): the verdicts are about a broken run";
+      (spawn_ ? "server " + s.name + " (" + address(s.endpoint) + ")" : address(s.endpoint)) + " " +
+      what + ": the verdicts are about a broken run";
 }
 
 std::unique_ptr<scenario::Backend> make_real_backend(RealBackendOptions options) {

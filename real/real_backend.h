@@ -101,7 +101,8 @@ class RealBackend final : public scenario::Backend {
   std::unique_ptr<RealFabric> fabric_;
   bool finished_ = false;
   std::string trouble_;  // servers found gone at the end of the run
-  void note_trouble(const Server& s, const std::string& error);
+  // "redis://host:port WHAT" appended to trouble().
+  void note_trouble(const Server& s, const std::string& what);
 };
 
 std::unique_ptr<scenario::Backend> make_real_backend(RealBackendOptions options);

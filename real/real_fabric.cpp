@@ -601,7 +601,8 @@ void RealFabric::lost(Conn& c, const std::string& why) {
 
 void RealFabric::catch_up() {
   if (loop_result_.bound_hit) return;
-  TimeUs now = std::max(wall_now_us(), scheduler_.now_us());
+  // Never past the end of the current run: what happens after it is not part of the run.
+  TimeUs now = std::max(std::min(wall_now_us(), loop_end_us_), scheduler_.now_us());
   Scheduler::RunResult r = scheduler_.run_until(now, events_left_);
   loop_result_.events_run += r.events_run;
   events_left_ -= std::min(events_left_, r.events_run);
@@ -612,6 +613,7 @@ Scheduler::RunResult RealFabric::run_until(TimeUs end_us, uint64_t events_max,
                                            const std::atomic<bool>* cancel) {
   loop_result_ = Scheduler::RunResult{};
   events_left_ = events_max;
+  loop_end_us_ = end_us;
   std::vector<pollfd> fds;
   std::vector<ConnId> ids;
   // Bounded by end_us (wall time moves), events_max and cancel.

@@ -225,6 +225,7 @@ class RealFabric final : public net::Fabric {
   std::map<std::string, std::string, std::less<>> refusal_markers_;
   uint64_t next_marker_ = 1;
   uint64_t events_left_ = Scheduler::kEventsPerRunDefaultMax;  // bound of the current run
+  TimeUs loop_end_us_ = kTimeNeverUs;                          // end of the current run
   Scheduler::RunResult loop_result_;
   std::shared_ptr<bool> alive_;
 };

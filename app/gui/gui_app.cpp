@@ -152,8 +152,6 @@ bool load_settings(const std::string& path, Settings* s) {
       if (auto n = scenario::parse_int(value); n && *n >= 0) s->seed = uint64_t(*n);
     } else if (key == "time_scale") {
       fraction(value, 0.01f, 1.0f, &s->time_scale);
-    } else if (key == "allow_server_faults") {
-      s->allow_server_faults = value == "1";
     } else if (key == "speed") {
       fraction(value, kSpeedMin, kSpeedMax, &s->speed);
     } else if (key == "follow") {
@@ -179,9 +177,8 @@ bool save_settings(const std::string& path, const Settings& s) {
   std::ostringstream out;
   out << "# redlab GUI settings (written by redlab; safe to delete)\n";
   out << "lang=" << s.lang << "\nbackend=" << s.backend << "\ntime_scale=" << s.time_scale
-      << "\nallow_server_faults=" << (s.allow_server_faults ? 1 : 0) << "\nseed=" << s.seed
-      << "\nspeed=" << s.speed << "\nfollow=" << (s.follow ? 1 : 0) << "\nscenario=" << s.scenario
-      << "\n";
+      << "\nseed=" << s.seed << "\nspeed=" << s.speed << "\nfollow=" << (s.follow ? 1 : 0)
+      << "\nscenario=" << s.scenario << "\n";
   for (auto& [k, v] : s.variant) out << "variant." << k << "=" << v << "\n";
   for (auto& [k, v] : s.param) out << "param." << k << "=" << v << "\n";
   out << "layout.left=" << s.left_fraction << "\nlayout.right=" << s.right_fraction
@@ -206,6 +203,7 @@ struct App::Worker {
     std::atomic<bool> cancel{false};
   };
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+  std::thread thread;
 };
 
 App::App(AppOptions options) : options_(std::move(options)) {
@@ -217,7 +215,6 @@ App::App(AppOptions options) : options_(std::move(options)) {
   lang_ = settings_.lang;
   backend_ = settings_.backend;
   time_scale_ = settings_.time_scale;
-  allow_server_faults_ = settings_.allow_server_faults;
   seed_ = settings_.seed;
   speed_ = settings_.speed;
   follow_ = settings_.follow;
@@ -226,6 +223,8 @@ App::App(AppOptions options) : options_(std::move(options)) {
 
 App::~App() {
   cancel_worker();
+  for (auto& w : retired_workers_)
+    if (w->thread.joinable()) w->thread.join();
   save_settings_now();
 }
 
@@ -432,6 +431,12 @@ bool App::run(bool play) {
     choice.time_scale = time_scale_;
     choice.allow_server_faults = allow_server_faults_;
   }
+  try {
+    app::validate_backend(choice);  // a bad URL is a message now, not a failed run later
+  } catch (const std::exception& e) {
+    set_error(e.what());
+    return false;
+  }
   if (backend_ != "fake") {
     // A real server may be slow or dead: the run goes to a worker and the UI keeps drawing.
     auto worker = std::make_unique<Worker>();
@@ -441,7 +446,7 @@ bool App::run(bool play) {
       std::lock_guard<std::mutex> lock(shared->mu);
       shared->pending.push_back(e);
     };
-    std::thread([shared, sc = *scenario_, options, choice] {
+    worker->thread = std::thread([shared, sc = *scenario_, options, choice] {
       std::string error;
       std::optional<scenario::RunResult> result;
       try {
@@ -453,15 +458,15 @@ bool App::run(bool play) {
       shared->error = std::move(error);
       shared->result = std::move(result);
       shared->done = true;
-    }).detach();
+    });
     worker_ = std::move(worker);
     show_trace(Trace(), {}, {});
     replay_ = false;
-    source_ = "live run of " + scenario_->id + " on " + backend_;
+    source_ = "live run of " + scenario_->id + " on " + shown_backend();
     view_.fit(model_);
     seek(0);
     playing_ = play;
-    set_status("running " + scenario_->id + " on " + backend_ + " ...");
+    set_status("running " + scenario_->id + " on " + shown_backend() + " ...");
     return true;
   }
   try {
@@ -521,7 +526,10 @@ void App::fit_view() {
 void App::cancel_worker() {
   if (!worker_) return;
   worker_->shared->cancel = true;
-  worker_.reset();  // the thread holds its own reference and ends on its own
+  // Not joined here (the UI does not wait for a slow server): the run ends within ~10 ms of
+  // the cancel and then cleans up (the run's keys, a user's config, spawned servers). The
+  // destructor joins every retired worker, so nothing outlives the app.
+  retired_workers_.push_back(std::move(worker_));
 }
 
 void App::poll_worker() {
@@ -552,6 +560,8 @@ void App::poll_worker() {
     trace_generation_++;
   }
   if (!done) return;
+  // done is set as the thread's last act: the join returns at once.
+  if (worker_->thread.joinable()) worker_->thread.join();
   worker_.reset();
   if (!error.empty()) {
     set_error(error);
@@ -572,7 +582,7 @@ void App::poll_worker() {
     // has taken the view over by turning follow off.
     if (follow_) fit_view();
     seek(playhead_us);
-    set_status("the run on " + backend_ + " finished");
+    set_status("the run on " + shown_backend() + " finished");
   }
 }
 
@@ -664,9 +674,14 @@ void App::remember_choices() {
   settings_.variant = variant_;
   settings_.param = params_;
   settings_.seed = seed_;
-  settings_.backend = backend_;
+  // Never a password in the settings file (REDIS_PASSWORD supplies it), and the permission to
+  // disturb a server is given per session, not remembered.
+  settings_.backend = app::without_credentials(backend_, "");
   settings_.time_scale = time_scale_;
-  settings_.allow_server_faults = allow_server_faults_;
+}
+
+std::string App::shown_backend() const {
+  return app::without_credentials(backend_);
 }
 
 void App::save_settings_now() {

@@ -44,7 +44,6 @@ struct Settings {
   std::string lang = "en";
   std::string backend = "fake";  // "fake", "spawn" or a redis:// URL
   float time_scale = 1.0f;       // real backends: every duration of the scenario times this
-  bool allow_server_faults = false;
   uint64_t seed = 1;
   float speed = 1.0f;
   bool follow = true;
@@ -232,6 +231,9 @@ class App {
   double playhead_carry_us_ = 0;  // sub-microsecond remainder of the playhead's motion
 
   std::unique_ptr<Worker> worker_;
+  std::vector<std::unique_ptr<Worker>> retired_workers_;  // cancelled, joined at the end
+  // The backend as shown and saved: a URL without its user and password.
+  std::string shown_backend() const;
 
   // Inspector caches: recomputed when the playhead crosses an event or the trace changes.
   uint64_t trace_generation_ = 0;  // +1 whenever trace_ is replaced or grows

@@ -6,11 +6,13 @@
 // with or without a display, and never leaves a half-written screenshot.
 #include "app/gui/gui.h"
 
+#include <chrono>
 #include <cinttypes>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "app/gui/gui_app.h"
 
@@ -23,6 +25,7 @@ constexpr int kWindowPxMax = 8192;
 // Frames rendered before a screenshot is taken: ImGui sizes tables and wrapped text from the
 // previous frame, so the first frames are not final.
 constexpr int kScreenshotFrames = 4;
+constexpr std::chrono::minutes kLiveRunWaitMax{10};
 const char* kDefaultScenario = "ttl-double-holder";
 
 struct GuiArgs {
@@ -155,6 +158,16 @@ int gui_main_checked(const std::vector<std::string>& args) {
   if (screenshot) {
     gui::FrameInput still;  // no mouse, no time passing: the picture shows the chosen moment
     still.dt_s = 1.0f / 60;
+    // A live run on a real backend is pictured when it has ended, like a fake run (bounded:
+    // a run ends by its duration and its timeouts; this only guards against a bug).
+    auto started = std::chrono::steady_clock::now();
+    const bool live = app.running();
+    while (app.running() && std::chrono::steady_clock::now() - started < kLiveRunWaitMax) {
+      if (!host->frame(app, &still)) throw BadInput{"the window was closed"};
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (app.running()) throw BadInput{"the live run did not end within 10 minutes"};
+    if (live && !app.error().empty()) throw BadInput{app.error()};
     for (int i = 0; i < kScreenshotFrames; i++) {
       if (i + 1 == kScreenshotFrames) host->request_screenshot(g.screenshot);
       if (!host->frame(app, &still)) throw BadInput{"the window was closed"};

@@ -409,8 +409,11 @@ class Engine {
       for (size_t i = 0; i < def.config.size(); i++)
         setup.config.emplace_back(def.config[i].first,
                                   str(def.config[i].second, nullptr, config_where(def, i)));
-      setup.clock_offset_us = ms_to_us(dur_ms(
-          def.clock_offset_ms, nullptr, Where{def.where.pos, def.where.path + ".clock_offset_ms"}));
+      // An offset may be negative (a clock behind the others): scaled with its sign.
+      int64_t offset_ms = num(def.clock_offset_ms, nullptr,
+                              Where{def.where.pos, def.where.path + ".clock_offset_ms"});
+      setup.clock_offset_us =
+          ms_to_us(offset_ms < 0 ? -scaled_ms(-offset_ms) : scaled_ms(offset_ms));
       setups.push_back(std::move(setup));
     }
     std::vector<Backend::ConfigRefusal> refused;

@@ -143,7 +143,9 @@ TEST(RealKeyPrefix, ServerWideCommands) {
         Argv{"CLIENT", "PAUSE", "100"}, Argv{"client", "kill", "ID", "3"}, Argv{"SCRIPT", "FLUSH"},
         Argv{"CONFIG", "SET", "maxmemory", "1"}, Argv{"SELECT", "2"}, Argv{"SWAPDB", "0", "1"},
         Argv{"MOVE", "k", "1"}, Argv{"RANDOMKEY"}, Argv{"SHUTDOWN"}, Argv{"FUNCTION", "FLUSH"},
-        Argv{"NOSUCHCOMMAND", "x"}}) {
+        Argv{"NOSUCHCOMMAND", "x"},
+        // CONFIG GET requirepass (or *) would put the server's password into a trace.
+        Argv{"CONFIG", "GET", "requirepass"}}) {
     EXPECT_TRUE(server_wide_command(argv).has_value()) << argv[0];
   }
   EXPECT_EQ(*server_wide_command({"client", "pause", "1"}),
@@ -151,9 +153,8 @@ TEST(RealKeyPrefix, ServerWideCommands) {
   EXPECT_EQ(*server_wide_command({"foo"}),
             "FOO is not in redlab's command table (its keys cannot be prefixed)");
   for (Argv argv :
-       {Argv{"GET", "k"}, Argv{"CONFIG", "GET", "maxmemory"}, Argv{"CLIENT", "SETNAME", "x"},
-        Argv{"SCRIPT", "LOAD", "return 1"}, Argv{"HELLO", "2"}, Argv{"EVALSHA", "x", "0"},
-        Argv{"PING"}, Argv{"KEYS", "*"}}) {
+       {Argv{"GET", "k"}, Argv{"CLIENT", "SETNAME", "x"}, Argv{"SCRIPT", "LOAD", "return 1"},
+        Argv{"HELLO", "2"}, Argv{"EVALSHA", "x", "0"}, Argv{"PING"}, Argv{"KEYS", "*"}}) {
     EXPECT_FALSE(server_wide_command(argv).has_value()) << argv[0];
   }
 }
