@@ -168,6 +168,11 @@ int gui_main_checked(const std::vector<std::string>& args) {
     }
     if (app.running()) throw BadInput{"the live run did not end within 10 minutes"};
     if (live && !app.error().empty()) throw BadInput{app.error()};
+    // Like a fake run: the picture shows the end of the run unless --at-ms says otherwise.
+    if (live) {
+      app.seek(g.at_ms ? *g.at_ms * kUsPerMs : app.model().end_us());
+      app.pause();
+    }
     for (int i = 0; i < kScreenshotFrames; i++) {
       if (i + 1 == kScreenshotFrames) host->request_screenshot(g.screenshot);
       if (!host->frame(app, &still)) throw BadInput{"the window was closed"};
