@@ -424,6 +424,24 @@ bool App::run(bool play) {
     return false;
   }
   cancel_worker();
+  // Cancelled runs that have finished their cleanup are joined now (at once: they are done).
+  // One still cleaning up (deleting its keys, restoring a user's config) must end before a
+  // new real run starts, or the new run could read the old run's config as the original.
+  std::erase_if(retired_workers_, [](std::unique_ptr<Worker>& w) {
+    bool done;
+    {
+      std::lock_guard<std::mutex> lock(w->shared->mu);
+      done = w->shared->done;
+    }
+    if (done && w->thread.joinable()) w->thread.join();
+    return done;
+  });
+  if (backend_ != "fake" && !retired_workers_.empty()) {
+    set_error(
+        "the previous run is still finishing (deleting its keys, stopping its servers); "
+        "run again in a moment");
+    return false;
+  }
   remember_choices();
   app::BackendChoice choice;
   choice.backend = backend_;
