@@ -314,6 +314,10 @@ std::optional<std::string> server_wide_command(const Argv& argv) {
   }
   if (key_specs().find(name) == key_specs().end())
     return upper(name) + " is not in redlab's command table (its keys cannot be prefixed)";
+  // COPY src dst DB n writes into another database, which the run's cleanup does not sweep.
+  if (name == "copy")
+    for (size_t i = 3; i < argv.size(); i++)
+      if (lower(argv[i]) == "db") return "COPY ... DB writes outside the run's database";
   return std::nullopt;
 }
 

@@ -308,6 +308,17 @@ TEST(RealUserServer, ServerWideFaultsAreRefusedBeforeTheRun) {
   EXPECT_EQ(s.cli({"DEBUG", "DIGEST"}), before);
 }
 
+TEST(RealUserServer, ScriptThatListsKeysIsRefusedAndTheDataStays) {
+  UserServer s;
+  populate(s);
+  std::string before = s.cli({"DEBUG", "DIGEST"});
+  Outcome o = redlab(
+      {"run", REDLAB_SOURCE_DIR "/tests/scenarios/real/script-keys.json", "--backend", s.url()});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("scripts.wipe: script wipe calls KEYS"), std::string::npos) << o.err;
+  EXPECT_EQ(s.cli({"DEBUG", "DIGEST"}), before);
+}
+
 TEST(RealUserServer, UnreachableServerIsExitTwoWithAddressAndReason) {
   int port = free_port();  // nobody listens there
   Outcome o = redlab(

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <set>
@@ -387,6 +388,55 @@ class Engine {
       if (def.when && !test(*def.when, nullptr, def.where)) continue;
       check_steps_on_shared(def.steps, "actor " + def.name);
     }
+    // Scripts: only KEYS[] are put under the run's prefix, so a script that calls a
+    // server-wide command, or lists keys (KEYS, SCAN, RANDOMKEY: it would find the user's),
+    // cannot run on a shared server. Exercise scripts (--script) are checked the same way.
+    for (const ScriptDef& def : sc_.scripts) {
+      auto it = opt_.scripts.find(def.name);
+      const std::string& source = it == opt_.scripts.end() ? def.source : it->second;
+      if (std::string what = script_server_wide(source); !what.empty())
+        fail(def.where, "script " + def.name + " calls " + what + ", which reaches beyond this " +
+                            "run's keys on " + backend_->describe() + ": " + kRefusalHint);
+    }
+  }
+  // The first redis.call / redis.pcall in a Lua source whose command (a string literal) is
+  // server-wide or lists keys; "" if none.
+  static std::string script_server_wide(const std::string& source) {
+    for (const char* call : {"redis.call", "redis.pcall"}) {
+      for (size_t at = source.find(call); at != std::string::npos; at = source.find(call, at + 1)) {
+        size_t i = at + std::strlen(call);
+        auto skip = [&] {
+          while (i < source.size() && std::isspace(static_cast<unsigned char>(source[i]))) i++;
+        };
+        auto literal = [&]() -> std::string {
+          skip();
+          if (i >= source.size() || (source[i] != '\'' && source[i] != '"')) return "";
+          char quote = source[i++];
+          size_t end = source.find(quote, i);
+          if (end == std::string::npos) return "";
+          std::string word = source.substr(i, end - i);
+          i = end + 1;
+          return word;
+        };
+        skip();
+        if (i >= source.size() || source[i] != '(') continue;
+        i++;
+        std::string name = literal();
+        if (name.empty()) continue;
+        skip();
+        std::string sub;
+        if (i < source.size() && source[i] == ',') {
+          i++;
+          sub = literal();
+        }
+        std::string what = server_wide(name + " " + sub);
+        if (what.empty() &&
+            (upper(name) == "KEYS" || upper(name) == "SCAN" || upper(name) == "RANDOMKEY"))
+          what = upper(name);
+        if (!what.empty()) return what;
+      }
+    }
+    return "";
   }
 
   // ---------------------------------------------------------------------------------
