@@ -1,6 +1,7 @@
 #include "app/scenario_cli.h"
 
 #include "app/backend.h"
+#include "app/files.h"
 
 #include <unistd.h>
 
@@ -137,36 +138,15 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
   return c;
 }
 
-// Writes a file whole or not at all: a temporary next to it, then a rename.
-void write_file_atomically(const std::string& path, const std::string& text) {
-  fs::path target(path);
-  fs::path tmp = target;
-  tmp += ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError{path + ": cannot write (" + std::string(std::strerror(errno)) + ")"};
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw UsageError{path + ": write failed"};
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw UsageError{path + ": cannot write (" + ec.message() + ")"};
-  }
+// Output files (--trace, --chrome-trace): whole or not at all (app/files.h).
+void write_output(const std::string& path, const std::string& text) {
+  if (auto error = app::write_file_atomically(path, text)) throw UsageError{*error};
 }
 
-std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError{what + path + ": cannot open the file"};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string read_input(const std::string& path, const std::string& what) {
+  std::string text;
+  if (app::read_file(path, &text)) throw UsageError{what + path + ": cannot open the file"};
+  return text;
 }
 
 std::string variant_line(const RunResult& r) {
@@ -417,6 +397,26 @@ std::string scenarios_dir() {
   return "scenarios";
 }
 
+std::vector<LibraryFile> scenario_library(std::string* dir_error) {
+  std::vector<fs::path> paths;
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator(scenarios_dir(), ec))
+    if (entry.path().extension() == ".json") paths.push_back(entry.path());
+  if (ec && dir_error) *dir_error = "cannot read " + scenarios_dir() + ": " + ec.message();
+  std::sort(paths.begin(), paths.end());
+  std::vector<LibraryFile> out;
+  for (auto& p : paths) {
+    LibraryFile f{p.string(), std::nullopt, ""};
+    try {
+      f.scenario = load_scenario_file(f.path);
+    } catch (const ScenarioError& e) {
+      f.error = e.what();
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 std::string resolve_scenario(const std::string& name) {
   std::error_code ec;
   if (name.find('/') != std::string::npos ||
@@ -442,17 +442,19 @@ int list_main(const std::vector<std::string>& args) {
       else
         throw UsageError{"unknown argument '" + args[i] + "' for 'list'"};
     }
-    std::vector<fs::path> files;
-    std::error_code ec;
-    for (auto& entry : fs::directory_iterator(scenarios_dir(), ec))
-      if (entry.path().extension() == ".json") files.push_back(entry.path());
-    if (ec) throw UsageError{"cannot read " + scenarios_dir() + ": " + ec.message()};
-    std::sort(files.begin(), files.end());
+    std::string dir_error;
+    std::vector<LibraryFile> files = scenario_library(&dir_error);
+    if (!dir_error.empty()) throw UsageError{dir_error};
     ojson out = ojson::array();
     int bad = 0;
-    for (auto& f : files) {
-      try {
-        Scenario sc = load_scenario_file(f.string());
+    for (const LibraryFile& f : files) {
+      if (!f.scenario) {
+        std::cerr << "redlab: " << f.error << "\n";
+        bad++;
+        continue;
+      }
+      {
+        const Scenario& sc = *f.scenario;
         if (json) {
           ojson j;
           j["id"] = sc.id;
@@ -467,9 +469,6 @@ int list_main(const std::vector<std::string>& args) {
           std::cout << id << std::string(id.size() < 24 ? 24 - id.size() : 1, ' ')
                     << sc.title.get(lang) << "\n";
         }
-      } catch (const ScenarioError& e) {
-        std::cerr << "redlab: " << e.what() << "\n";
-        bad++;
       }
     }
     if (json) std::cout << out.dump(2) << "\n";
@@ -485,10 +484,10 @@ int run_main(const std::vector<std::string>& args) {
                             "--json --lang --script ");
     Scenario sc = load(c);
     for (auto& [name, file] : c.script_files)
-      c.run.scripts[name] = read_file(file, "--script " + name + "=");
+      c.run.scripts[name] = read_input(file, "--script " + name + "=");
     RunResult r = run_on_backend(sc, c.run, c.backend);
-    if (!c.trace_file.empty()) write_file_atomically(c.trace_file, trace_to_json(r.trace));
-    if (!c.chrome_file.empty()) write_file_atomically(c.chrome_file, chrome_trace_json(r.trace));
+    if (!c.trace_file.empty()) write_output(c.trace_file, trace_to_json(r.trace));
+    if (!c.chrome_file.empty()) write_output(c.chrome_file, chrome_trace_json(r.trace));
     if (c.json)
       std::cout << run_json(r, c).dump(2) << "\n";
     else
@@ -513,7 +512,7 @@ int explore_main(const std::vector<std::string>& args) {
     if (c.seeds == 0) c.seeds = 1000;
     Scenario sc = load(c);
     for (auto& [name, file] : c.script_files)
-      c.run.scripts[name] = read_file(file, "--script " + name + "=");
+      c.run.scripts[name] = read_input(file, "--script " + name + "=");
     // Validate the inputs once, on seed 1, so a bad flag is one clear error.
     RunResult first = run_on_backend(
         sc,
@@ -669,7 +668,7 @@ int check_main(const std::vector<std::string>& args) {
     for (auto& [name, file] : c.script_files) {
       if (!sc.script(name))
         throw UsageError{"--script " + name + ": " + sc.id + " has no script \"" + name + "\""};
-      base.scripts[name] = read_file(file, "--script " + name + "=");
+      base.scripts[name] = read_input(file, "--script " + name + "=");
     }
     int64_t seeds = c.seeds ? c.seeds : ex.seeds;
     // Said with the verdict, after every input was validated (bad input prints nothing).

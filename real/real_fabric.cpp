@@ -39,22 +39,6 @@ int64_t steady_now_ns() {
       .count();
 }
 
-// The same stream derivation as the simulated network: a link's jitter depends on its names.
-uint64_t link_stream(std::string_view host, std::string_view server) {
-  uint64_t h = 1469598103934665603ULL;
-  auto mix = [&h](std::string_view s) {
-    for (unsigned char ch : s) {
-      h ^= ch;
-      h *= 1099511628211ULL;
-    }
-  };
-  mix(host);
-  h ^= 0;
-  h *= 1099511628211ULL;
-  mix(server);
-  return h;
-}
-
 struct ReplyDeleter {
   void operator()(void* reply) const { freeReplyObject(reply); }
 };
@@ -130,7 +114,7 @@ RealFabric::Link& RealFabric::link_state(std::string_view host, std::string_view
   auto it = links_.find(key);
   if (it == links_.end()) {
     Link link;
-    link.prng = Prng(options_.seed).derive(link_stream(host, server));
+    link.prng = Prng(options_.seed).derive(net::link_stream(host, server));
     it = links_.emplace(std::move(key), std::move(link)).first;
   }
   return it->second;

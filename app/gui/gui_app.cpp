@@ -2,6 +2,8 @@
 // and settings. Drawing is in gui_panels.cpp; see gui_app.h for the design.
 #include "app/gui/gui_app.h"
 
+#include "app/files.h"
+
 #include <stb_image_write.h>
 #include <unistd.h>
 
@@ -22,8 +24,6 @@ namespace redlab::gui {
 
 namespace fs = std::filesystem;
 
-// The biggest file the GUI opens (a trace of a few million events is a few hundred MB).
-constexpr uintmax_t kOpenFileBytesMax = uintmax_t(2) * 1024 * 1024 * 1024;
 // How much of a file is looked at to tell a trace from a scenario.
 constexpr size_t kSniffBytes = 4096;
 // Events moved from a live run into the trace per frame, so one frame stays short even when
@@ -32,88 +32,7 @@ constexpr size_t kLiveEventsPerFrameMax = 200'000;
 constexpr float kSpeedMin = 0.1f;
 constexpr float kSpeedMax = 20.0f;
 
-// ---- Files --------------------------------------------------------------------------------
-
-bool write_file_atomically(const std::string& path, const std::string& bytes, std::string* error) {
-  fs::path target(path);
-  fs::path tmp = target;
-  tmp += ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      if (error) *error = path + ": cannot write (" + std::strerror(errno) + ")";
-      return false;
-    }
-    out << bytes;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      if (error) *error = path + ": write failed";
-      return false;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    if (error) *error = path + ": cannot write (" + ec.message() + ")";
-    return false;
-  }
-  return true;
-}
-
-bool write_png_atomically(const std::string& path, int width_px, int height_px,
-                          const std::vector<uint8_t>& rgba, std::string* error) {
-  if (width_px <= 0 || height_px <= 0 || rgba.size() != size_t(width_px) * height_px * 4) {
-    if (error) *error = path + ": nothing to write (an empty image)";
-    return false;
-  }
-  fs::path tmp = fs::path(path);
-  tmp += ".tmp-" + std::to_string(::getpid());
-  if (!stbi_write_png(tmp.c_str(), width_px, height_px, 4, rgba.data(), width_px * 4)) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    if (error) *error = path + ": cannot write the PNG";
-    return false;
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    if (error) *error = path + ": cannot write (" + ec.message() + ")";
-    return false;
-  }
-  return true;
-}
-
 namespace {
-
-// Reads a whole file; a missing, unreadable or absurdly big file is an error in words.
-bool read_file(const std::string& path, std::string* out, std::string* error,
-               size_t limit_bytes = SIZE_MAX) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    *error = path + ": no such file";
-    return false;
-  }
-  uintmax_t size = fs::file_size(path, ec);
-  if (ec || size > kOpenFileBytesMax) {
-    *error = path + ": too big to open";
-    return false;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = path + ": cannot open the file (" + std::strerror(errno) + ")";
-    return false;
-  }
-  out->resize(std::min<uintmax_t>(size, limit_bytes));
-  in.read(out->data(), std::streamsize(out->size()));
-  out->resize(size_t(in.gcount()));
-  return true;
-}
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -185,7 +104,7 @@ bool save_settings(const std::string& path, const Settings& s) {
       << "\nlayout.bottom=" << s.bottom_fraction << "\n";
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  return write_file_atomically(path, out.str(), nullptr);
+  return !app::write_file_atomically(path, out.str());
 }
 
 // ---- The live run -------------------------------------------------------------------------
@@ -230,20 +149,13 @@ App::~App() {
 
 void App::scan_library() {
   library_.clear();
-  std::error_code ec;
-  std::vector<fs::path> files;
-  for (auto& entry : fs::directory_iterator(app::scenarios_dir(), ec))
-    if (entry.path().extension() == ".json") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  for (auto& f : files) {
-    try {
-      scenario::Scenario sc = scenario::load_scenario_file(f.string());
-      library_.push_back({sc.id, f.string(), sc.topic.empty() ? "other" : sc.topic, sc.title});
-    } catch (const std::exception&) {
-      // A broken file in the library is reported when someone opens it by path; the list
-      // shows the scenarios that load.
-    }
-  }
+  // A broken file in the library is reported when someone opens it by path; the list shows
+  // the scenarios that load.
+  for (const app::LibraryFile& f : app::scenario_library())
+    if (f.scenario)
+      library_.push_back({f.scenario->id, f.path,
+                          f.scenario->topic.empty() ? "other" : f.scenario->topic,
+                          f.scenario->title});
 }
 
 const ScenarioEntry* App::find_entry(const std::string& id) const {
@@ -324,25 +236,25 @@ bool App::open_scenario(const std::string& name_or_path) {
 }
 
 bool looks_like_trace(const std::string& path) {
-  std::string head, error;
-  return read_file(path, &head, &error, kSniffBytes) &&
+  std::string head;
+  return !app::read_file(path, &head, kSniffBytes) &&
          head.find("\"redlab-trace\"") != std::string::npos;
 }
 
 bool App::open_path(const std::string& path) {
-  std::string head, error;
-  if (!read_file(path, &head, &error, kSniffBytes)) {
-    set_error(error);
+  std::string head;
+  if (auto error = app::read_file(path, &head, kSniffBytes)) {
+    set_error(*error);
     return false;
   }
-  if (looks_like_trace(path)) return open_trace(path);
+  if (head.find("\"redlab-trace\"") != std::string::npos) return open_trace(path);
   return open_scenario(path);
 }
 
 bool App::open_trace(const std::string& path) {
   std::string text, error;
-  if (!read_file(path, &text, &error)) {
-    set_error(error);
+  if (auto read_error = app::read_file(path, &text)) {
+    set_error(*read_error);
     return false;
   }
   std::optional<Trace> trace = trace_from_json(text, &error);
@@ -663,9 +575,8 @@ bool App::save_trace(const std::string& path) {
     set_error("nothing to save yet: run a scenario first");
     return false;
   }
-  std::string error;
-  if (!write_file_atomically(path, trace_to_json(trace_), &error)) {
-    set_error(error);
+  if (auto error = app::write_file_atomically(path, trace_to_json(trace_))) {
+    set_error(*error);
     return false;
   }
   set_status("saved the trace to " + path);
@@ -677,9 +588,8 @@ bool App::export_chrome_trace(const std::string& path) {
     set_error("nothing to export yet: run a scenario first");
     return false;
   }
-  std::string error;
-  if (!write_file_atomically(path, scenario::chrome_trace_json(trace_), &error)) {
-    set_error(error);
+  if (auto error = app::write_file_atomically(path, scenario::chrome_trace_json(trace_))) {
+    set_error(*error);
     return false;
   }
   set_status("wrote " + path + " (open it in ui.perfetto.dev)");

@@ -64,12 +64,6 @@ bool load_settings(const std::string& path, Settings* settings);
 // Atomic (temporary file + rename); creates the directory. Returns false on failure.
 bool save_settings(const std::string& path, const Settings& settings);
 
-// Writes a file whole or not at all: a temporary next to it, then a rename.
-bool write_file_atomically(const std::string& path, const std::string& bytes, std::string* error);
-// RGBA rows top to bottom -> PNG, atomically.
-bool write_png_atomically(const std::string& path, int width_px, int height_px,
-                          const std::vector<uint8_t>& rgba, std::string* error);
-
 // True if `path` is a file whose opening says it is a redlab trace (not a scenario).
 bool looks_like_trace(const std::string& path);
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "app/files.h"
 #include "app/gui/gui_app.h"
 
 namespace redlab::gui {
@@ -212,15 +213,16 @@ bool Host::frame(App& app, const FrameInput* input) {
     std::vector<uint8_t> rgba = read_pixels(x, y, w, h);
     int out_w = std::clamp(w, 0, fb_w - std::clamp(x, 0, fb_w));
     int out_h = std::clamp(h, 0, fb_h - std::clamp(y, 0, fb_h));
-    bool ok = write_png_atomically(*path, out_w, out_h, rgba, &error);
+    std::optional<std::string> failed = app::write_png_atomically(*path, out_w, out_h, rgba);
+    bool ok = !failed;
+    if (failed) error = *failed;
     app.report_png_result(ok, *path, error);
   }
   if (keep_pixels || !screenshot_path_.empty()) last_pixels_ = read_pixels(0, 0, fb_w, fb_h);
   if (!screenshot_path_.empty()) {
     screenshot_error_.clear();
-    if (!write_png_atomically(screenshot_path_, fb_w, fb_h, last_pixels_, &screenshot_error_) &&
-        screenshot_error_.empty())
-      screenshot_error_ = screenshot_path_ + ": cannot write";
+    if (auto failed = app::write_png_atomically(screenshot_path_, fb_w, fb_h, last_pixels_))
+      screenshot_error_ = *failed;
     screenshot_path_.clear();
   }
   glfwSwapBuffers(window_);

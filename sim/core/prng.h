@@ -15,11 +15,22 @@
 
 #include <array>
 #include <cstdint>
+#include <string_view>
 
 namespace redlab {
 
 // One step of splitmix64 (Steele, Lea and Flood): advances state, returns the next value.
 uint64_t splitmix64_next(uint64_t& state);
+
+// FNV-1a: a stable 64-bit hash of bytes. PRNG streams are derived from names with it (an
+// actor, a link, a key), so adding one name never changes the draws another one sees. `h`
+// continues a running hash.
+inline constexpr uint64_t kFnv1aOffset = 1469598103934665603ULL;
+inline constexpr uint64_t kFnv1aPrime = 1099511628211ULL;
+constexpr uint64_t fnv1a(std::string_view bytes, uint64_t h = kFnv1aOffset) {
+  for (char ch : bytes) h = (h ^ static_cast<unsigned char>(ch)) * kFnv1aPrime;
+  return h;
+}
 
 class Prng {
  public:

@@ -322,9 +322,7 @@ bool Ctx::scan_options(const std::string*& pattern) {
 }
 
 Prng Ctx::random_source(std::string_view key) const {
-  uint64_t seed = 1469598103934665603ULL;  // FNV-1a of the key
-  for (unsigned char ch : key) seed = (seed ^ ch) * 1099511628211ULL;
-  return Prng(seed ^ static_cast<uint64_t>(server.commands_processed()));
+  return Prng(fnv1a(key) ^ static_cast<uint64_t>(server.commands_processed()));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -377,9 +375,9 @@ namespace {
 // find_command: names of 32 bytes or more are not looked up (no command is that long).
 constexpr size_t kCommandNameMax = 32;
 
-// find_command's hash: FNV-1a, fed the lower-cased bytes as they are copied.
-constexpr uint64_t kFnvOffset = 1469598103934665603ULL;
-constexpr uint64_t kFnvPrime = 1099511628211ULL;
+// find_command's hash: FNV-1a (sim/core/prng.h), fed the lower-cased bytes as they are copied.
+constexpr uint64_t kFnvOffset = kFnv1aOffset;
+constexpr uint64_t kFnvPrime = kFnv1aPrime;
 
 }  // namespace
 

@@ -10,24 +10,11 @@
 
 namespace redlab::net {
 
-namespace {
-
-// FNV-1a over "host\0server": the stream of a link's PRNG depends on its names only, so
-// adding a link never changes the draws another link sees.
 uint64_t link_stream(std::string_view host, std::string_view server) {
-  uint64_t h = 1469598103934665603ULL;
-  auto mix = [&h](std::string_view s) {
-    for (unsigned char ch : s) {
-      h ^= ch;
-      h *= 1099511628211ULL;
-    }
-  };
-  mix(host);
-  h ^= 0;
-  h *= 1099511628211ULL;
-  mix(server);
-  return h;
+  return fnv1a(server, fnv1a(std::string_view("\0", 1), fnv1a(host)));
 }
+
+namespace {
 
 const char* direction_name(Direction d) {
   return d == Direction::ToServer ? "to server" : "to client";

@@ -58,6 +58,10 @@ struct LossRatio {
 
 enum class Direction : uint8_t { ToServer, ToClient };
 
+// The seed stream of the link host -> server: FNV-1a over "host\0server", so a link's jitter
+// depends on its names only (the real fabric draws its in-process latency the same way).
+uint64_t link_stream(std::string_view host, std::string_view server);
+
 class Network final : public Fabric {
  public:
   // trace may be null. seed feeds the jitter and loss draws (one stream per link).

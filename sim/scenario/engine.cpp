@@ -18,6 +18,7 @@
 #include "sim/core/prng.h"
 #include "sim/core/scheduler.h"
 #include "sim/fake/server.h"
+#include "sim/fake/server_wide.h"
 #include "sim/net/network.h"
 #include "sim/net/process.h"
 #include "sim/scenario/checks.h"
@@ -39,15 +40,6 @@ using client::ErrorKind;
 using client::Result;
 using K = std::function<void()>;
 using Argv = std::vector<std::string>;
-
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 // The text a step saves from a reply: what a Go program would print of cmd.Val().
 std::string reply_text(const Result& r) {
@@ -313,26 +305,11 @@ class Engine {
   // ---------------------------------------------------------------------------------
   // Safety on servers redlab does not own (DESIGN.md, "Real servers: safety")
   // ---------------------------------------------------------------------------------
-  // A command line that affects the whole server, not only the run's keys: "DEBUG SLEEP",
-  // "FLUSHALL", ... Returns what it is, or "" for an ordinary command.
+  // Why a command line acts on the whole server, not only the run's keys ("DEBUG acts on
+  // the whole server"), or "" (sim/fake/server_wide.h, the list the real fabric uses too).
   static std::string server_wide(const std::string& line) {
-    std::istringstream in(line);
-    std::string w1, w2;
-    in >> w1 >> w2;
-    w1 = upper(w1);
-    w2 = upper(w2);
-    static const std::set<std::string> whole = {"DEBUG",  "FLUSHALL",  "FLUSHDB",      "SHUTDOWN",
-                                                "SWAPDB", "REPLICAOF", "SLAVEOF",      "FAILOVER",
-                                                "SAVE",   "BGSAVE",    "BGREWRITEAOF", "MONITOR",
-                                                "MODULE", "SELECT",    "MOVE",         "MIGRATE"};
-    static const std::set<std::string> sub = {
-        "CONFIG SET",      "CONFIG RESETSTAT", "CONFIG REWRITE", "CLIENT PAUSE",  "CLIENT KILL",
-        "CLIENT UNPAUSE",  "CLIENT NO-EVICT",  "SCRIPT FLUSH",   "SCRIPT KILL",   "FUNCTION FLUSH",
-        "FUNCTION DELETE", "FUNCTION RESTORE", "FUNCTION KILL",  "FUNCTION LOAD", "ACL SETUSER",
-        "ACL DELUSER",     "SLOWLOG RESET",    "LATENCY RESET",  "MEMORY PURGE"};
-    if (whole.count(w1)) return w1;
-    if (sub.count(w1 + " " + w2)) return w1 + " " + w2;
-    return "";
+    auto argv = split_args(line);
+    return argv ? fake::server_wide_command(*argv).value_or("") : "";
   }
   void check_steps_on_shared(const std::vector<Step>& steps, const std::string& whose) const {
     for (const Step& s : steps) {
@@ -341,9 +318,9 @@ class Engine {
       if (const auto* l = s.l("cmds"))
         for (const Template& t : *l) lines.push_back(&t);
       for (const Template* t : lines)
-        if (std::string what = server_wide(t->source()); !what.empty())
-          fail(s.where, what + " in " + whose + " affects the whole server " +
-                            backend_->describe() + ", not only this run's keys: " + kRefusalHint);
+        if (std::string why = server_wide(t->source()); !why.empty())
+          fail(s.where, why + " (" + whose + "), not only this run's keys, on " +
+                            backend_->describe() + ": " + kRefusalHint);
       check_steps_on_shared(s.body, whose);
       check_steps_on_shared(s.orelse, whose);
     }
@@ -380,9 +357,9 @@ class Engine {
                                        kRefusalHint);
     for (const SetupCommand& c : sc_.setup) {
       if (c.when && !test(*c.when, nullptr, c.where)) continue;
-      if (std::string what = server_wide(c.cmd.source()); !what.empty())
-        fail(c.where, what + " in setup affects the whole server " + backend_->describe() +
-                          ", not only this run's keys: " + kRefusalHint);
+      if (std::string why = server_wide(c.cmd.source()); !why.empty())
+        fail(c.where, why + " (setup), not only this run's keys, on " + backend_->describe() +
+                          ": " + kRefusalHint);
     }
     for (const ActorDef& def : sc_.actors) {
       if (def.when && !test(*def.when, nullptr, def.where)) continue;
@@ -429,11 +406,10 @@ class Engine {
           i++;
           sub = literal();
         }
-        std::string what = server_wide(name + " " + sub);
-        if (what.empty() &&
-            (upper(name) == "KEYS" || upper(name) == "SCAN" || upper(name) == "RANDOMKEY"))
-          what = upper(name);
-        if (!what.empty()) return what;
+        // KEYS and SCAN inside a script are not prefixed (only KEYS[] are): they list the
+        // user's keys.
+        if (upper(name) == "KEYS" || upper(name) == "SCAN") return upper(name);
+        if (fake::server_wide_command({name, sub})) return upper(name);
       }
     }
     return "";
