@@ -2,8 +2,10 @@
 
 #include <signal.h>
 
+#include <iterator>
 #include <optional>
 
+#include "real/acl.h"
 #include "real/real_backend.h"
 #include "real/redis_conn.h"
 
@@ -11,13 +13,18 @@ namespace redlab::app {
 namespace {
 
 // Ctrl-C during a run on a real server: the first one ends the run early and lets it clean up
-// (the run's keys deleted, a user's config restored, spawned servers stopped); a second one
-// kills redlab at once. Only an atomic store happens in the handler.
+// (a script of the run killed, the run's ACL user deleted, the run's keys deleted, a user's
+// config restored, spawned servers stopped); a second one kills redlab at once, after writing
+// the prepared ACL DELUSER of the run's user to the server (real/acl.h emergency_write: send()
+// only). Nothing else happens in the handler but an atomic exchange. SIGTERM and SIGHUP (the
+// terminal closed) count as Ctrl-C: each would otherwise end redlab with the user left.
 std::atomic<bool> g_interrupted{false};
-struct sigaction g_previous_int, g_previous_term;
+constexpr int kInterruptSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_previous[std::size(kInterruptSignals)];
 
 void on_interrupt(int sig) {
   if (g_interrupted.exchange(true)) {
+    real::emergency_write();
     ::signal(sig, SIG_DFL);
     ::raise(sig);
   }
@@ -31,12 +38,12 @@ class InterruptScope {
     struct sigaction action {};
     action.sa_handler = on_interrupt;
     sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &g_previous_int);
-    ::sigaction(SIGTERM, &action, &g_previous_term);
+    for (size_t i = 0; i < std::size(kInterruptSignals); i++)
+      ::sigaction(kInterruptSignals[i], &action, &g_previous[i]);
   }
   ~InterruptScope() {
-    ::sigaction(SIGINT, &g_previous_int, nullptr);
-    ::sigaction(SIGTERM, &g_previous_term, nullptr);
+    for (size_t i = 0; i < std::size(kInterruptSignals); i++)
+      ::sigaction(kInterruptSignals[i], &g_previous[i], nullptr);
   }
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
@@ -77,13 +84,15 @@ scenario::RunResult run_on_backend(const scenario::Scenario& sc,
   o.cancel = cancel;
   if (choice.backend == "fake") return scenario::run_scenario(sc, o);
 
-  real::RealBackend backend(real::RealBackendOptions{choice.backend, choice.allow_server_faults});
-  o.backend = &backend;
+  // The handler first, the backend after it: the backend's cleanup (its destructor, after an
+  // error) runs while Ctrl-C still only asks for it, not kills redlab.
   std::optional<InterruptScope> scope;
   if (!cancel) {
     scope.emplace();
     o.cancel = &g_interrupted;
   }
+  real::RealBackend backend(real::RealBackendOptions{choice.backend, choice.allow_server_faults});
+  o.backend = &backend;
   scenario::RunResult r = scenario::run_scenario(sc, o);
   r.trace.set_meta("key_prefix", backend.key_prefix());
   if (!cancel && g_interrupted)

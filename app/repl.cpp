@@ -13,8 +13,10 @@
 // SUBSCRIBE-family commands print one reply per channel, as the server sends them.
 #include "app/repl.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <deque>
 #include <iostream>
@@ -37,6 +39,13 @@ namespace {
 using Argv = std::vector<std::string>;
 constexpr int kRecvDefaultTimeoutMs = 5000;
 constexpr int kSendSettleMs = 20;
+// The longest line the repl reads. Redis itself refuses an inline command over 64 KiB
+// (PROTO_INLINE_MAX_SIZE) but takes a bulk string up to 512 MB, and redis-cli turns a line
+// into bulk strings, so a repl line may carry a big value; 16 MiB is far beyond anything
+// typed or pasted, while a line's worst case (the line, its split arguments, the stored
+// value, the quoted reply of up to 4 bytes a byte) stays near 100 MB. A longer line is not
+// a command (/dev/zero on stdin): it ends the repl with exit status 2.
+constexpr size_t kLineBytesMax = size_t(16) << 20;
 
 // What a repl talks to: named connections that send commands and receive replies/pushes.
 class Backend {
@@ -315,6 +324,26 @@ class Repl {
   std::ostream& out_;
 };
 
+enum class LineRead { line, end, too_long };
+
+// std::getline with a bound: a line of at most kLineBytesMax bytes (without its '\n'); a last
+// line without '\n' counts.
+LineRead read_line(std::istream& in, std::string* line) {
+  line->clear();
+  std::streambuf* buf = in.rdbuf();
+  if (!buf || !in.good()) return LineRead::end;
+  while (true) {
+    int c = buf->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      return line->empty() ? LineRead::end : LineRead::line;
+    }
+    if (c == '\n') return LineRead::line;
+    if (line->size() >= kLineBytesMax) return LineRead::too_long;
+    line->push_back(char(c));
+  }
+}
+
 }  // namespace
 
 int run_repl(const ReplOptions& options, std::istream& in, std::ostream& out, std::ostream& err) {
@@ -339,9 +368,16 @@ int run_repl(const ReplOptions& options, std::istream& in, std::ostream& out, st
   // A prompt only for a person at a terminal; piped input gets redis-cli's bare output.
   bool interactive = &in == &std::cin && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
   std::string line;
-  while (true) {
+  for (int64_t line_number = 1;; line_number++) {
     if (interactive) out << "redlab> " << std::flush;
-    if (!std::getline(in, line)) break;
+    LineRead got = read_line(in, &line);
+    if (got == LineRead::end) break;
+    if (got == LineRead::too_long) {
+      out.flush();
+      err << "redlab: repl: line " << line_number << ": longer than the " << (kLineBytesMax >> 20)
+          << " MiB limit for a repl line\n";
+      return 2;
+    }
     if (!repl.line(line)) break;
   }
   out.flush();
@@ -367,19 +403,21 @@ int repl_main(const std::vector<std::string>& args) {
       o.backend = a.substr(10);
     } else if (a == "--echo") {
       o.echo = true;
-    } else if (a == "--reply-timeout-ms") {
-      auto v = value("--reply-timeout-ms");
+    } else if (a == "--reply-timeout-ms" || a.rfind("--reply-timeout-ms=", 0) == 0) {
+      auto v =
+          a.size() > 18 ? std::optional<std::string>(a.substr(19)) : value("--reply-timeout-ms");
       if (!v) return 2;
       char* end = nullptr;
+      errno = 0;
       long ms = std::strtol(v->c_str(), &end, 10);
-      if (*end != '\0' || ms < 0) {
+      if (v->empty() || *end != '\0' || ms < 0 || errno == ERANGE || ms > INT32_MAX) {
         std::cerr << "redlab repl: --reply-timeout-ms: expected a number of milliseconds, got '"
                   << *v << "'\n";
         return 2;
       }
       o.reply_timeout_ms = static_cast<int>(ms);
     } else {
-      std::cerr << "redlab repl: unknown option '" << a << "' (see redlab --help)\n";
+      std::cerr << "redlab repl: unknown option '" << a << "' (see redlab repl --help)\n";
       return 2;
     }
   }

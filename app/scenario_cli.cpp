@@ -2,10 +2,12 @@
 
 #include "app/backend.h"
 #include "app/files.h"
+#include "app/report.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/scenario/checks.h"
 #include "sim/scenario/engine.h"
 #include "sim/scenario/export.h"
 #include "sim/scenario/scenario.h"
@@ -62,6 +65,15 @@ std::pair<std::string, std::string> split_pair(const std::string& flag, const st
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
+// Splits "--flag=value" into the flag and its value (every flag that takes a value also takes
+// it this way); other arguments come back whole, with no value.
+std::pair<std::string, std::optional<std::string>> split_inline(const std::string& arg) {
+  if (arg.rfind("--", 0) != 0) return {arg, std::nullopt};
+  auto eq = arg.find('=');
+  if (eq == std::string::npos) return {arg, std::nullopt};
+  return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
 // Flags shared by run, explore and check; `allowed` says which this subcommand takes.
 Common parse_common(const std::string& cmd, const std::vector<std::string>& args,
                     const std::string& allowed) {
@@ -70,13 +82,19 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
     return allowed.find(flag + " ") != std::string::npos;
   };
   for (size_t i = 0; i < args.size(); i++) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
+    const auto [a, inline_value] = split_inline(args[i]);
+    auto value = [&, &a = a, &inline_value = inline_value]() -> std::string {
+      if (inline_value) return *inline_value;
       if (i + 1 >= args.size()) throw UsageError{a + " needs a value"};
       return args[++i];
     };
+    // A flag that is only a switch: "--json=1" is a mistake, not a value.
+    auto no_value = [&, &a = a, &inline_value = inline_value] {
+      if (inline_value) throw UsageError{a + " takes no value (got " + args[i] + ")"};
+    };
     if (a.rfind("--", 0) == 0 && !takes(a))
-      throw UsageError{"unknown option " + a + " for '" + cmd + "' (see redlab --help)"};
+      throw UsageError{"unknown option " + a + " for '" + cmd + "' (see redlab " + cmd +
+                       " --help)"};
     if (a == "--seed") {
       c.run.seed = uint64_t(parse_number(a, value(), 0, INT64_MAX));
     } else if (a == "--set") {
@@ -98,12 +116,17 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
                          ": expected a number above 0 (0.1 = ten times faster)"};
       c.backend.time_scale = x;
     } else if (a == "--allow-server-faults") {
+      no_value();
       c.backend.allow_server_faults = true;
     } else if (a == "--trace") {
       c.trace_file = value();
+      if (c.trace_file.empty()) throw UsageError{"--trace needs a file name (or - for stdout)"};
     } else if (a == "--chrome-trace") {
       c.chrome_file = value();
+      if (c.chrome_file.empty())
+        throw UsageError{"--chrome-trace needs a file name (or - for stdout)"};
     } else if (a == "--json") {
+      no_value();
       c.json = true;
     } else if (a == "--lang") {
       c.run.lang = value();
@@ -114,8 +137,12 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
     } else if (a == "--script") {
       auto [k, v] = split_pair(a, value());
       c.script_files[k] = v;
+    } else if (a == "--lua-instructions-max") {
+      // RunOptions::lua_instructions_max: the fake's scripts, all of one run together.
+      c.run.lua_instructions_max = uint64_t(parse_number(a, value(), 1000, INT64_MAX));
     } else if (a.rfind("-", 0) == 0) {
-      throw UsageError{"unknown option " + a + " for '" + cmd + "' (see redlab --help)"};
+      throw UsageError{"unknown option " + a + " for '" + cmd + "' (see redlab " + cmd +
+                       " --help)"};
     } else if (c.scenario.empty()) {
       c.scenario = a;
     } else {
@@ -138,15 +165,46 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
   return c;
 }
 
-// Output files (--trace, --chrome-trace): whole or not at all (app/files.h).
+// Output files (--trace, --chrome-trace): written through the path given, a regular file
+// whole or not at all, "-" to stdout (app/files.h).
 void write_output(const std::string& path, const std::string& text) {
-  if (auto error = app::write_file_atomically(path, text)) throw UsageError{*error};
+  if (auto error = app::write_output(path, text)) throw UsageError{*error};
 }
 
-std::string read_input(const std::string& path, const std::string& what) {
+// A --script NAME=FILE.lua, within the limit for a Lua script.
+std::string read_script(const std::string& name, const std::string& path) {
   std::string text;
-  if (app::read_file(path, &text)) throw UsageError{what + path + ": cannot open the file"};
+  if (auto error = app::read_input(path, InputKind::script, &text))
+    throw UsageError{"--script " + name + ": " + *error};
   return text;
+}
+
+// An output that is an input (the scenario, a --script file), or the same file as another
+// output, would destroy what the user wrote or one of the two outputs: refused before the
+// run. Paths that only stream (stdout, /dev/null) may be shared.
+void refuse_overwriting_inputs(const Common& c, const std::string& scenario_path) {
+  struct Named {
+    std::string what;  // "the scenario file", "--trace"
+    std::string path;
+  };
+  std::vector<Named> inputs{{"the scenario file", scenario_path}};
+  for (auto& [name, file] : c.script_files)
+    inputs.push_back({"the --script " + name + " file", file});
+  std::vector<Named> outputs;
+  if (!c.trace_file.empty()) outputs.push_back({"--trace", c.trace_file});
+  if (!c.chrome_file.empty()) outputs.push_back({"--chrome-trace", c.chrome_file});
+  for (size_t i = 0; i < outputs.size(); i++) {
+    const Named& out = outputs[i];
+    if (app::is_stream_path(out.path)) continue;
+    for (const Named& in : inputs)
+      if (app::same_file(out.path, in.path))
+        throw UsageError{out.what + " " + out.path + ": that is " + in.what + " (" + in.path +
+                         "); an output must not overwrite an input"};
+    for (size_t j = 0; j < i; j++)
+      if (app::same_file(out.path, outputs[j].path))
+        throw UsageError{out.what + " " + out.path + ": the " + outputs[j].what +
+                         " file too; two outputs cannot share one file"};
+  }
 }
 
 std::string variant_line(const RunResult& r) {
@@ -155,210 +213,14 @@ std::string variant_line(const RunResult& r) {
   return out;
 }
 
-// ---- the text timeline ----
-
-// One row per actor: what it was doing in each column of time.
-std::string chart(const RunResult& r, int width) {
-  TimeUs end = std::max<TimeUs>(r.end_us, 1);
-  // A round column size, so that the axis reads 0s 5s 10s.
-  TimeUs col = 1000;
-  for (TimeUs nice :
-       {1000LL, 2000LL, 5000LL, 10000LL, 20000LL, 50000LL, 100000LL, 200000LL, 250000LL, 500000LL,
-        1000000LL, 2000000LL, 5000000LL, 10000000LL, 30000000LL, 60000000LL}) {
-    col = nice;
-    if (nice * width >= end) break;
-  }
-  width = int(std::min<TimeUs>(width, (end + col - 1) / col));
-  size_t name_w = 6;
-  for (auto& a : r.actors) name_w = std::max(name_w, a.size() + 2);
-  std::map<std::string, std::string> rows;
-  for (auto& a : r.actors) rows[a] = std::string(width, ' ');
-  auto paint = [&](const std::string& actor, TimeUs from, TimeUs to, char c, int rank) {
-    static const std::string order = " .-w~#!P";  // later wins
-    auto it = rows.find(actor);
-    if (it == rows.end()) return;
-    int a = int(std::min<TimeUs>(width - 1, from / col));
-    int b = int(std::min<TimeUs>(width - 1, std::max(from, to - 1) / col));
-    for (int i = a; i <= b; i++)
-      if (int(order.find(it->second[i])) < rank) it->second[i] = c;
-  };
-  std::map<std::string, TimeUs> started, work_from, wait_from, pool_from;
-  std::map<std::string, TimeUs> paused_from;
-  std::set<std::string> ended;
-  for (const auto& e : r.trace.events()) {
-    if (e.kind == "actor_start") started[e.actor] = e.time_us;
-    if (e.kind == "actor_end" && started.count(e.actor)) {
-      paint(e.actor, started[e.actor], e.time_us, '.', 1);
-      ended.insert(e.actor);
-    }
-    if (e.kind == "work") work_from[e.actor] = e.time_us;
-    if (e.kind == "work_done" && work_from.count(e.actor))
-      paint(e.actor, work_from[e.actor], e.time_us, '~', 4);
-    if (e.kind == "pool_wait") pool_from[e.actor] = e.time_us;
-    if ((e.kind == "pool_hit" || e.kind == "pool_miss" || e.kind == "pool_timeout" ||
-         e.kind == "pool_wait_deadline") &&
-        pool_from.count(e.actor)) {
-      paint(e.actor, pool_from[e.actor], e.time_us, 'w', 3);
-      pool_from.erase(e.actor);
-    }
-    if (e.kind == "sleep") wait_from[e.actor] = e.time_us;
-    if (e.kind == "sleep_done" && wait_from.count(e.actor))
-      paint(e.actor, wait_from[e.actor], e.time_us, '-', 2);
-    if (e.kind == "read_timeout" || e.kind == "pool_timeout" || e.kind == "eof" ||
-        e.kind == "lock_lost" || e.kind == "abandon" || e.kind == "tx_gave_up" ||
-        e.kind == "resource_reject" || e.kind == "pubsub_disconnected")
-      paint(e.actor, e.time_us, e.time_us + 1, '!', 6);
-    if (e.kind == "fault" && e.text.rfind("pause", 0) == 0) paused_from[e.actor] = e.time_us;
-    // A pause is traced on the paused host: an actor's own process, or a shared client's
-    // (whose actors have no row of that name).
-    if (e.kind == "fault" && e.text == "resume" && paused_from.count(e.actor))
-      paint(e.actor, paused_from[e.actor], e.time_us, 'P', 7);
-  }
-  for (auto& [a, t] : started)
-    if (!ended.count(a)) paint(a, t, end, '.', 1);
-  for (auto& [a, t] : pool_from) paint(a, t, end, 'w', 3);  // still waiting at the end
-  for (const auto& h : r.facts.holds) paint(h.actor, h.from_us, h.to_us, '#', 5);
-  std::ostringstream out;
-  // Axis: a label every 10 columns.
-  std::string axis(width + 10, ' ');
-  for (int i = 0; i < width; i += 10) {
-    std::string label = i == 0 ? std::string("0s") : format_time(TimeUs(i) * col);
-    if (label.size() > 3 && label.substr(label.size() - 4) == ".0 s")
-      label = label.substr(0, label.size() - 4) + "s";
-    axis.replace(i, label.size(), label);
-  }
-  out << std::string(name_w, ' ') << axis.substr(0, width + 6) << "\n";
-  for (auto& a : r.actors) out << a << std::string(name_w - a.size(), ' ') << rows[a] << "\n";
-  out << std::string(name_w, ' ') << "one column = " << format_time(col)
-      << "   # holds a lock  ~ works  - sleeps  w waits for the pool  . active  ! error/lost  P "
-         "paused\n";
-  return out.str();
-}
-
-bool story_event(const TraceEvent& e) {
-  static const char* kinds[] = {"lock_acquired",
-                                "lock_busy",
-                                "lock_released",
-                                "lock_lost",
-                                "lock_gave_up",
-                                "lock_extend_failed",
-                                "abandon",
-                                "resource_accept",
-                                "resource_reject",
-                                "fault",
-                                "watchdog_start",
-                                "tx_committed",
-                                "tx_gave_up",
-                                "tx_skipped",
-                                "pool_timeout",
-                                "read_timeout",
-                                "pubsub_disconnected",
-                                "pubsub_resubscribe",
-                                "subscribe_failed",
-                                "consume_error",
-                                "net_server_close",
-                                "net_buffer_lost",
-                                "note",
-                                "narration",
-                                "setup",
-                                "lock_not_held",
-                                "server_command",
-                                "run_bound"};
-  for (const char* k : kinds)
-    if (e.kind == k) return true;
-  return false;
-}
-
-void print_text(const Scenario& sc, const RunResult& r, const std::string& lang) {
-  std::cout << sc.id << ": " << sc.title.get(lang) << "\n";
-  std::cout << "seed " << r.trace.meta().at("seed");
-  std::string v = variant_line(r);
-  if (!v.empty()) std::cout << "   variant " << v;
-  std::cout << "\n";
-  if (!r.params.empty()) {
-    std::cout << "params";
-    for (auto& [k, val] : r.params) std::cout << " " << k << "=" << val;
-    std::cout << "\n";
-  }
-  std::cout << "\n" << chart(r, 60) << "\n";
-  std::cout << "events\n";
-  size_t shown = 0, hidden = 0;
-  for (const auto& e : r.trace.events()) {
-    if (!story_event(e)) continue;
-    if (shown >= 80) {
-      hidden++;
-      continue;
-    }
-    std::string t = format_time(e.time_us);
-    std::cout << std::string(t.size() < 9 ? 9 - t.size() : 0, ' ') << t << "  "
-              << (e.actor.empty() ? std::string("--") : e.actor) << "  " << e.kind;
-    if (!e.text.empty()) std::cout << "  " << e.text;
-    std::cout << "\n";
-    shown++;
-  }
-  if (hidden) std::cout << "  ... " << hidden << " more (write them all with --trace FILE)\n";
-  std::cout << "\nchecks\n";
-  for (const auto& c : r.checks) {
-    std::cout << "  " << (c.ok ? "holds   " : "VIOLATED") << "  " << c.name << ": " << c.summary;
-    if (c.expected)
-      std::cout << (c.ok == *c.expected ? "   [as expected]" : "   [NOT AS EXPECTED]");
-    std::cout << "\n";
-    for (size_t i = 1; i < c.violations.size() && i < 5; i++)
-      std::cout << "            " << c.violations[i].text << "\n";
-  }
-  std::cout << "\n"
-            << (r.expectation_met ? "expectation met" : "expectation NOT met") << " ("
-            << r.trace.size() << " trace events, " << format_time(r.end_us)
-            << (r.trace.meta().at("backend") == "fake" ? " of virtual time" : " of wall-clock time")
-            << ")\n";
-}
-
-ojson checks_json(const RunResult& r) {
-  ojson checks = ojson::array();
-  for (const auto& c : r.checks) {
-    ojson j;
-    j["name"] = c.name;
-    j["check"] = c.check;
-    j["ok"] = c.ok;
-    j["violations"] = c.violations.size();
-    j["summary"] = c.summary;
-    if (c.expected) j["expected"] = *c.expected;
-    ojson details = ojson::array();
-    for (const auto& v : c.violations) {
-      ojson d;
-      d["from_us"] = v.from_us;
-      d["to_us"] = v.to_us;
-      d["who"] = v.who;
-      d["text"] = v.text;
-      details.push_back(d);
-    }
-    j["details"] = details;
-    checks.push_back(j);
-  }
-  return checks;
-}
-
-ojson run_json(const RunResult& r, const Common& c) {
-  ojson j;
-  j["scenario"] = r.trace.meta().at("scenario");
-  j["backend"] = r.trace.meta().count("backend") ? r.trace.meta().at("backend") : c.backend.backend;
-  if (c.backend.time_scale != 1.0) j["time_scale"] = c.backend.time_scale;
-  j["seed"] = c.run.seed;
-  ojson variant = ojson::object();
-  for (auto& [k, v] : r.variant) variant[k] = v;
-  j["variant"] = variant;
-  ojson params = ojson::object();
-  for (auto& [k, v] : r.params) params[k] = v;
-  j["params"] = params;
-  j["checks"] = checks_json(r);
-  j["expectation_met"] = r.expectation_met;
-  j["events"] = r.events;
-  j["end_us"] = r.end_us;
-  return j;
-}
-
+// The scenario of a subcommand, read through app/files (its size limit, a FIFO's deadline),
+// after refusing outputs that would overwrite an input.
 Scenario load(const Common& c) {
-  return load_scenario_file(resolve_scenario(c.scenario));
+  std::string path = resolve_scenario(c.scenario);
+  refuse_overwriting_inputs(c, path);
+  std::string text;
+  if (auto error = app::read_input(path, InputKind::scenario, &text)) throw UsageError{*error};
+  return load_scenario_text(text, path);
 }
 
 template <typename F>
@@ -397,6 +259,97 @@ std::string scenarios_dir() {
   return "scenarios";
 }
 
+namespace {
+
+// LINE:COLUMN of the value of the top-level key `key` in a JSON text ("1:1" if not found):
+// where a duplicate id is pointed at. A scan of strings and nesting only; the text has been
+// loaded as a scenario already, so it is well-formed JSON.
+std::string top_level_value_position(std::string_view text, std::string_view key) {
+  int depth = 0;
+  size_t line = 1, column = 1;
+  size_t i = 0;
+  auto advance = [&](size_t to) {
+    for (; i < to && i < text.size(); i++) {
+      if (text[i] == '\n') {
+        line++;
+        column = 1;
+      } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+        column++;  // columns count characters, as the loader's do
+      }
+    }
+  };
+  while (i < text.size()) {
+    char ch = text[i];
+    if (ch == '{' || ch == '[') depth++;
+    if (ch == '}' || ch == ']') depth--;
+    if (ch != '"') {
+      advance(i + 1);
+      continue;
+    }
+    size_t start = i + 1, end = start;
+    while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+    std::string_view name = text.substr(start, std::min(end, text.size()) - start);
+    advance(end + 1);
+    if (depth != 1 || name != key) continue;
+    size_t colon = i;
+    while (colon < text.size() && std::isspace(static_cast<unsigned char>(text[colon]))) colon++;
+    if (colon >= text.size() || text[colon] != ':') continue;  // a value, not the key
+    size_t value = colon + 1;
+    while (value < text.size() && std::isspace(static_cast<unsigned char>(text[value]))) value++;
+    advance(value);
+    return std::to_string(line) + ":" + std::to_string(column);
+  }
+  return "1:1";
+}
+
+// Levenshtein distance, for "did you mean" (names are short: bounded by the caller).
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); j++) row[j] = j;
+  for (size_t i = 1; i <= a.size(); i++) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); j++) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+constexpr size_t kSuggestNameBytesMax = 200;  // longer names get no suggestion
+constexpr size_t kSuggestionsMax = 3;
+
+// "; did you mean ttl-double-holder?" for the closest scenario ids, or "".
+std::string did_you_mean(const std::string& name) {
+  if (name.empty() || name.size() > kSuggestNameBytesMax) return "";
+  std::vector<std::pair<size_t, std::string>> ranked;
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator(scenarios_dir(), ec)) {
+    if (entry.path().extension() != ".json") continue;
+    std::string id = entry.path().stem().string();
+    if (id.size() > kSuggestNameBytesMax) continue;
+    size_t d = edit_distance(name, id);
+    // Close enough to be a typo (a third of the name, at least 2 edits), or a part of the id
+    // ("pool" for pool-exhaustion), ranked after the typos.
+    if (d <= std::max<size_t>(2, name.size() / 3))
+      ranked.push_back({d, id});
+    else if (name.size() >= 3 && id.find(name) != std::string::npos)
+      ranked.push_back({kSuggestNameBytesMax + d, id});
+  }
+  if (ranked.empty()) return "";
+  std::sort(ranked.begin(), ranked.end());
+  std::string out = "; did you mean ";
+  for (size_t i = 0; i < ranked.size() && i < kSuggestionsMax; i++) {
+    if (i > 0) out += i + 1 == std::min(ranked.size(), kSuggestionsMax) ? " or " : ", ";
+    out += ranked[i].second;
+  }
+  return out + "?";
+}
+
+}  // namespace
+
 std::vector<LibraryFile> scenario_library(std::string* dir_error) {
   std::vector<fs::path> paths;
   std::error_code ec;
@@ -405,10 +358,25 @@ std::vector<LibraryFile> scenario_library(std::string* dir_error) {
   if (ec && dir_error) *dir_error = "cannot read " + scenarios_dir() + ": " + ec.message();
   std::sort(paths.begin(), paths.end());
   std::vector<LibraryFile> out;
+  std::map<std::string, std::string> first_path_of_id;
   for (auto& p : paths) {
     LibraryFile f{p.string(), std::nullopt, ""};
+    std::string text;
+    if (auto error = app::read_input(f.path, InputKind::scenario, &text)) {
+      f.error = *error;
+      out.push_back(std::move(f));
+      continue;
+    }
     try {
-      f.scenario = load_scenario_file(f.path);
+      Scenario sc = load_scenario_text(text, f.path);
+      // One id, one scenario: the first file (by name) is listed, a later one is an error.
+      auto [it, fresh] = first_path_of_id.emplace(sc.id, f.path);
+      if (fresh)
+        f.scenario = std::move(sc);
+      else
+        f.error = f.path + ":" + top_level_value_position(text, "id") + ": id: \"" + sc.id +
+                  "\" is also the id of " + it->second + " (ids must be unique; " + it->second +
+                  " is listed)";
     } catch (const ScenarioError& e) {
       f.error = e.what();
     }
@@ -425,8 +393,13 @@ std::string resolve_scenario(const std::string& name) {
     return name;
   }
   fs::path p = fs::path(scenarios_dir()) / (name + ".json");
-  if (!fs::exists(p, ec))
-    throw UsageError{"no scenario \"" + name + "\" in " + scenarios_dir() + " (see redlab list)"};
+  if (!fs::exists(p, ec)) {
+    // A file of that name here, given without a directory: said, since it reads as an id.
+    std::string here = fs::exists(name, ec) ? " (for the file " + name + ", write ./" + name + ")"
+                                            : " (see redlab list)";
+    throw UsageError{"no scenario \"" + name + "\" in " + scenarios_dir() + did_you_mean(name) +
+                     here};
+  }
   return p.string();
 }
 
@@ -435,12 +408,17 @@ int list_main(const std::vector<std::string>& args) {
     bool json = false;
     std::string lang = "en";
     for (size_t i = 0; i < args.size(); i++) {
-      if (args[i] == "--json")
+      auto [a, inline_value] = split_inline(args[i]);
+      if (a == "--json" && !inline_value) {
         json = true;
-      else if (args[i] == "--lang" && i + 1 < args.size())
-        lang = args[++i];
-      else
-        throw UsageError{"unknown argument '" + args[i] + "' for 'list'"};
+      } else if (a == "--lang") {
+        if (!inline_value && i + 1 >= args.size()) throw UsageError{"--lang needs a value"};
+        lang = inline_value ? *inline_value : args[++i];
+        if (lang != "en" && lang != "ru" && lang != "cs")
+          throw UsageError{"--lang " + lang + ": expected en, ru or cs"};
+      } else {
+        throw UsageError{"unknown argument '" + args[i] + "' for 'list' (see redlab list --help)"};
+      }
     }
     std::string dir_error;
     std::vector<LibraryFile> files = scenario_library(&dir_error);
@@ -481,17 +459,23 @@ int run_main(const std::vector<std::string>& args) {
     Common c = parse_common("run", args,
                             "--seed --set --variant --backend --time-scale --allow-server-faults "
                             "--trace --chrome-trace "
-                            "--json --lang --script ");
+                            "--json --lang --script --lua-instructions-max ");
     Scenario sc = load(c);
-    for (auto& [name, file] : c.script_files)
-      c.run.scripts[name] = read_input(file, "--script " + name + "=");
+    for (auto& [name, file] : c.script_files) c.run.scripts[name] = read_script(name, file);
     RunResult r = run_on_backend(sc, c.run, c.backend);
     if (!c.trace_file.empty()) write_output(c.trace_file, trace_to_json(r.trace));
     if (!c.chrome_file.empty()) write_output(c.chrome_file, chrome_trace_json(r.trace));
+    // The report comes from the trace alone: `redlab show` of the trace prints the same.
     if (c.json)
-      std::cout << run_json(r, c).dump(2) << "\n";
+      std::cout << report_json(r.trace).dump(2) << "\n";
     else
-      print_text(sc, r, c.run.lang);
+      std::cout << report_text(r.trace);
+    // A run stopped by one of its bounds: on the record too, but not a finished run.
+    if (!r.bound.empty()) {
+      std::cout.flush();
+      std::cerr << "redlab: " << r.bound << "\n";
+      return 2;
+    }
     // A server that died mid-run: the run is on the record (trace, verdicts), but it is not
     // the lesson's run, and the backend was not usable to the end.
     if (!r.backend_trouble.empty()) {
@@ -508,11 +492,10 @@ int explore_main(const std::vector<std::string>& args) {
     Common c =
         parse_common("explore", args,
                      "--seeds --set --variant --backend --time-scale --allow-server-faults --json "
-                     "--lang --script ");
+                     "--lang --script --lua-instructions-max ");
     if (c.seeds == 0) c.seeds = 1000;
     Scenario sc = load(c);
-    for (auto& [name, file] : c.script_files)
-      c.run.scripts[name] = read_input(file, "--script " + name + "=");
+    for (auto& [name, file] : c.script_files) c.run.scripts[name] = read_script(name, file);
     // Validate the inputs once, on seed 1, so a bad flag is one clear error.
     RunResult first = run_on_backend(
         sc,
@@ -523,6 +506,7 @@ int explore_main(const std::vector<std::string>& args) {
         }(),
         c.backend);
     if (!first.backend_trouble.empty()) throw BackendError(first.backend_trouble);
+    if (!first.bound.empty()) throw UsageError{"seed 1: " + first.bound};
     struct Tally {
       int64_t violated = 0;
       int64_t first_seed = -1;
@@ -561,6 +545,7 @@ int explore_main(const std::vector<std::string>& args) {
           try {
             RunResult r = run_on_backend(sc, o, c.backend);
             if (!r.backend_trouble.empty()) throw BackendError(r.backend_trouble);
+            if (!r.bound.empty()) throw ScenarioError(r.bound);
             outs[t].push_back(outcome_of(seed, r));
           } catch (const ScenarioError& e) {
             errors[t] = {seed, e.what()};
@@ -652,71 +637,152 @@ int explore_main(const std::vector<std::string>& args) {
   });
 }
 
+// The grader (`redlab check`): runs the exercise over its seeds and requires each check the
+// exercise names to come out as it says — judged from what the server and the resources did
+// (checks.h), never from what the student's script replied. It says what it checks, and on a
+// failure what went wrong in the run, at which seed, and how to replay it.
 int check_main(const std::vector<std::string>& args) {
   return guarded([&] {
     Common c = parse_common("check", args,
                             "--script --variant --set --seeds --backend --time-scale "
-                            "--allow-server-faults --json --lang ");
+                            "--allow-server-faults --json --lang --lua-instructions-max ");
     Scenario sc = load(c);
     if (!sc.exercise) throw UsageError{sc.id + " has no exercise to check"};
     const Exercise& ex = *sc.exercise;
+    bool settings = !ex.choose.empty();
+    auto chosen = [&](const std::string& name) {
+      return std::find(ex.choose.begin(), ex.choose.end(), name) != ex.choose.end();
+    };
+    // The student answers with a script, or with the settings the exercise leaves open;
+    // nothing else may change, or the grade would be about another run.
+    for (auto& [k, v] : c.run.variant)
+      if (!chosen(k))
+        throw UsageError{"--variant " + k + "=" + v + ": " +
+                         (settings ? "not one of the settings this exercise lets you choose (" +
+                                         comma_list(ex.choose) + ")"
+                                   : "this exercise fixes its settings; answer with --script " +
+                                         ex.script + "=FILE.lua")};
+    for (auto& [k, v] : c.run.set)
+      if (!chosen(k))
+        throw UsageError{"--set " + k + "=" + std::to_string(v) + ": " +
+                         (settings ? "not one of the settings this exercise lets you choose (" +
+                                         comma_list(ex.choose) + ")"
+                                   : "this exercise fixes its settings; answer with --script " +
+                                         ex.script + "=FILE.lua")};
     RunOptions base = c.run;
-    for (auto& [k, v] : ex.variant)
-      if (!base.variant.count(k)) base.variant[k] = v;
-    for (auto& [k, v] : ex.set)
-      if (!base.set.count(k)) base.set[k] = v;
+    for (auto& [k, v] : ex.variant) base.variant[k] = v;
+    for (auto& [k, v] : ex.set) base.set[k] = v;
     for (auto& [name, file] : c.script_files) {
       if (!sc.script(name))
         throw UsageError{"--script " + name + ": " + sc.id + " has no script \"" + name + "\""};
-      base.scripts[name] = read_input(file, "--script " + name + "=");
+      if (settings || name != ex.script)
+        throw UsageError{"--script " + name + ": " +
+                         (settings ? "this exercise is answered with settings (" +
+                                         comma_list(ex.choose) + "), not a script"
+                                   : "this exercise's script is " + ex.script)};
+      base.scripts[name] = read_script(name, file);
     }
     int64_t seeds = c.seeds ? c.seeds : ex.seeds;
-    // Said with the verdict, after every input was validated (bad input prints nothing).
-    auto own_script_note = [&] {
-      if (c.script_files.empty() && !c.json)
-        std::cout << "(no --script " << ex.script << "=FILE.lua given: graded the scenario's own "
+    auto replay = [&](const RunOptions& o) {
+      std::string cmd = "redlab run " + sc.id + " --seed " + std::to_string(o.seed);
+      for (auto& [k, v] : o.variant) cmd += " --variant " + k + "=" + v;
+      for (auto& [k, v] : o.set) cmd += " --set " + k + "=" + std::to_string(v);
+      for (auto& [k, f] : c.script_files) cmd += " --script " + k + "=" + f;
+      return cmd;
+    };
+    // What the grader checks, from the checks' own registry.
+    std::vector<std::string> graded;
+    std::string graded_text;
+    for (auto& [name, want] : ex.expect) {
+      const CheckDef* def = nullptr;
+      for (const CheckDef& d : sc.checks)
+        if (d.name == name) def = &d;
+      const CheckSpec* spec = def ? find_check(def->check) : nullptr;
+      graded.push_back(name);
+      graded_text += "  " + name + (want ? " must hold" : " must be violated") +
+                     (spec ? std::string(": judged from ") + spec->judged_from : "") + "\n";
+    }
+    if (!c.json) {
+      std::cout << "grading " << sc.id << " over seeds 1.." << seeds;
+      if (settings) std::cout << " (your settings: " << comma_list(ex.choose) << ")";
+      std::cout << "\n" << graded_text;
+      if (!settings && c.script_files.empty())
+        std::cout << "(no --script " << ex.script << "=FILE.lua given: grading the scenario's own "
                   << ex.script << " script)\n";
+      std::cout.flush();
+    }
+    const bool progress = !c.json && isatty(2);
+    // The first seed that fails, with every graded check that failed there (a mistake
+    // often breaks more than one), each in plain words.
+    auto fail = [&](int64_t seed, const std::vector<std::pair<std::string, std::string>>& why,
+                    const RunOptions& o) {
+      if (progress) std::cerr << "\r\033[K";
+      if (c.json) {
+        ojson j;
+        j["scenario"] = sc.id;
+        j["pass"] = false;
+        j["seed"] = seed;
+        ojson failed = ojson::array();
+        for (auto& [check, text] : why) {
+          ojson f;
+          if (!check.empty()) f["check"] = check;
+          f["summary"] = text;
+          failed.push_back(f);
+        }
+        j["failed"] = failed;
+        j["replay"] = replay(o);
+        j["graded"] = graded;
+        std::cout << j.dump(2) << "\n";
+      } else {
+        std::cout << "FAIL " << sc.id << ": seed " << seed << ":\n";
+        for (auto& [check, text] : why) std::cout << "  " << text << "\n";
+        std::cout << "  replay: " << replay(o) << "\n";
+      }
+      return 1;
     };
     for (int64_t seed = 1; seed <= seeds; seed++) {
+      if (progress) std::cerr << "\rseed " << seed << "/" << seeds << std::flush;
       RunOptions o = base;
       o.seed = uint64_t(seed);
       RunResult r = run_on_backend(sc, o, c.backend);
       if (!r.backend_trouble.empty()) throw BackendError(r.backend_trouble);
-      for (auto& [name, want] : ex.expect) {
-        for (auto& ch : r.checks) {
-          if (ch.name != name || ch.ok == want) continue;
-          own_script_note();
-          if (c.json) {
-            ojson j;
-            j["scenario"] = sc.id;
-            j["pass"] = false;
-            j["seed"] = seed;
-            j["check"] = name;
-            j["summary"] = ch.summary;
-            std::cout << j.dump(2) << "\n";
-          } else {
-            std::cout << "FAIL " << sc.id << ": seed " << seed << ": " << name << " should "
-                      << (want ? "hold" : "be violated") << " but "
-                      << (ch.ok ? "holds" : "is violated") << ": " << ch.summary
-                      << "\n  replay: redlab run " << sc.id << " --seed " << seed;
-            for (auto& [k, v] : o.variant) std::cout << " --variant " << k << "=" << v;
-            for (auto& [k, v] : o.set) std::cout << " --set " << k << "=" << v;
-            for (auto& [k, f] : c.script_files) std::cout << " --script " << k << "=" << f;
-            std::cout << "\n";
-          }
-          return 1;
-        }
+      if (!r.bound.empty()) {
+        // Stopped by a bound (a script that never ends): a graded check already violated in
+        // the part that ran is violated, and says what the answer did wrong.
+        std::vector<std::pair<std::string, std::string>> why{
+            {"", "the run did not finish: " + r.bound}};
+        for (auto& [name, want] : ex.expect)
+          for (const CheckResult& x : r.checks)
+            if (x.name == name && want && x.judged && !x.ok)
+              why.emplace_back(name, name + " should hold, but: " + x.summary);
+        return fail(seed, why, o);
       }
+      std::vector<std::pair<std::string, std::string>> why;
+      for (auto& [name, want] : ex.expect) {
+        const CheckResult* ch = nullptr;
+        for (const CheckResult& x : r.checks)
+          if (x.name == name) ch = &x;
+        if (!ch)
+          throw UsageError{sc.id + ": the exercise grades \"" + name + "\", which is not a check"};
+        if (!ch->judged)
+          why.emplace_back(name, name + " could not be judged (" + ch->summary + ")");
+        else if (ch->ok != want)
+          why.emplace_back(name, want ? name + " should hold, but: " + ch->summary
+                                      : name + " should be violated, but it held: " + ch->summary);
+      }
+      if (!why.empty()) return fail(seed, why, o);
     }
-    own_script_note();
+    if (progress) std::cerr << "\r\033[K";
     if (c.json) {
       ojson j;
       j["scenario"] = sc.id;
       j["pass"] = true;
       j["seeds"] = seeds;
+      j["graded"] = graded;
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << "PASS " << sc.id << ": every check as required over seeds 1.." << seeds << "\n";
+      std::cout << "PASS " << sc.id << ": every graded check as required over seeds 1.." << seeds
+                << "\n";
     }
     return 0;
   });

@@ -18,7 +18,9 @@ int check_main(const std::vector<std::string>& args);
 // tree (build/redlab -> ../scenarios), else ./scenarios.
 std::string scenarios_dir();
 // The scenario files in scenarios_dir(), sorted by name: each loaded, or the located error
-// that stopped it. dir_error (if given) says why the directory could not be read.
+// that stopped it (a file whose id an earlier file has is such an error: each id is listed
+// once). Files are read through app/files.h, within the limit for a scenario file.
+// dir_error (if given) says why the directory could not be read.
 struct LibraryFile {
   std::string path;
   std::optional<scenario::Scenario> scenario;
@@ -26,7 +28,8 @@ struct LibraryFile {
 };
 std::vector<LibraryFile> scenario_library(std::string* dir_error = nullptr);
 
-// SCENARIO as the user typed it: an id from scenarios_dir() or a path to a .json file.
+// SCENARIO as the user typed it: an id from scenarios_dir() or a path to a .json file. An
+// unknown id is refused with the closest ids ("did you mean ...").
 std::string resolve_scenario(const std::string& name);
 
 }  // namespace redlab::app

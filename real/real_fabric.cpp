@@ -14,13 +14,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 
+#include "real/acl.h"
 #include "real/key_prefix.h"
 #include "sim/core/assert.h"
 #include "sim/core/cmdline.h"
+#include "sim/fake/sha1.h"
 #include "sim/scenario/backend.h"
 
 namespace redlab::real {
@@ -48,6 +51,8 @@ constexpr size_t kRepliesPerParseMax = 100'000;
 // Bytes drained from a paced socket when its peer closed, to count the unread replies.
 constexpr size_t kDrainBytesMax = 8 * 1024 * 1024;
 constexpr const char* kInternalHost = "(redlab)";
+// Distinct scripts remembered per connection (a run has a handful; bounded anyway).
+constexpr size_t kScriptsPerConnMax = 16;
 
 }  // namespace
 
@@ -249,6 +254,22 @@ void RealFabric::on_dial_done(Conn& c) {
     c.state = State::Swallowed;
     return;
   }
+  if (c.local_address.empty()) {
+    sockaddr_storage local{};
+    socklen_t local_len = sizeof local;
+    char ip[INET6_ADDRSTRLEN] = {};
+    if (::getsockname(c.fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0) {
+      if (local.ss_family == AF_INET) {
+        auto* in = reinterpret_cast<const sockaddr_in*>(&local);
+        if (::inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip))
+          c.local_address = std::string(ip) + ":" + std::to_string(ntohs(in->sin_port));
+      } else if (local.ss_family == AF_INET6) {
+        auto* in6 = reinterpret_cast<const sockaddr_in6*>(&local);
+        if (::inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip))
+          c.local_address = std::string(ip) + ":" + std::to_string(ntohs(in6->sin6_port));
+      }
+    }
+  }
   c.state = c.handshake_replies > 0 ? State::Handshake : State::Open;
   flush(c);
   if (c.state == State::Open) handshake_done(c);
@@ -262,7 +283,7 @@ void RealFabric::handshake_done(Conn& c) {
   deliver_connected(c.id, arrival_us(c, Dir::ToClient, at));
 }
 
-void RealFabric::send(ConnId conn, net::Argv argv) {
+void RealFabric::send(ConnId conn, net::Argv argv, int64_t /*cause*/) {
   Conn* c = find(conn);
   REDLAB_ASSERT(c != nullptr && "send on a connection that was opened");
   REDLAB_ASSERT(c->client_open && "send on a connection the client has not closed");
@@ -272,15 +293,12 @@ void RealFabric::send(ConnId conn, net::Argv argv) {
     return;
   }
   net::Argv wire;
-  std::optional<std::string> why;
-  if (!options_.allow_server_wide) why = server_wide_command(argv);
+  std::optional<std::string> why = refusal(argv);
   if (why) {
     // Not sent. A PING with a marker keeps the reply in its place among the others.
     std::string marker =
         "redlab-refused-" + std::to_string(next_marker_++) + "-" + options_.key_prefix;
-    refusal_markers_[marker] = "ERR redlab: " + *why +
-                               ", refused on a server redlab did not start "
-                               "(--allow-server-faults allows it)";
+    refusal_markers_[marker] = "ERR redlab: " + *why;
     trace_net("net_command_refused", conn, *why);
     wire = {"PING", marker};
   } else if (!options_.key_prefix.empty()) {
@@ -291,7 +309,7 @@ void RealFabric::send(ConnId conn, net::Argv argv) {
   TimeUs now = scheduler_.now_us();
   TimeUs at = arrival_us(*c, Dir::ToServer, now);
   if (at <= now && c->pending_to_server == 0) {
-    write_command(*c, wire);
+    write_client_command(*c, wire);
     return;
   }
   c->pending_to_server++;
@@ -301,8 +319,79 @@ void RealFabric::send(ConnId conn, net::Argv argv) {
     if (!a || !*a) return;
     Conn* cc = find(conn);
     cc->pending_to_server--;
-    if (cc->fd >= 0) write_command(*cc, wire);
+    if (cc->fd >= 0) write_client_command(*cc, wire);
   });
+}
+
+std::optional<std::string> RealFabric::refusal(const net::Argv& argv) const {
+  if (options_.keep_identity) {
+    if (auto why = refused_identity_command(argv))
+      return *why + ", refused on a server redlab did not start";
+  }
+  if (!options_.allow_server_wide) {
+    if (auto why = server_wide_command(argv))
+      return *why + ", refused on a server redlab did not start (--allow-server-faults allows it)";
+  }
+  if (options_.prefix_only && !prefix_only_may(argv, options_.allowed_extra)) {
+    std::string name = argv[0];
+    for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return name +
+           " is outside what redlab keeps under the run's prefix without an ACL user of its own "
+           "(the credentials given cannot create one)";
+  }
+  return std::nullopt;
+}
+
+void RealFabric::note_refusals(const Conn& c, const Reply& reply) const {
+  if (!options_.on_refusal) return;
+  // Iterative: a reply's nesting is the server's, not ours to recurse on.
+  std::vector<const Reply*> stack = {&reply};
+  while (!stack.empty()) {
+    const Reply* r = stack.back();
+    stack.pop_back();
+    if (r->kind == Reply::Kind::Error && (is_acl_refusal(r->str) || is_noscript_refusal(r->str)))
+      options_.on_refusal(c.host, r->str);
+    for (const Reply& element : r->elements) stack.push_back(&element);
+  }
+}
+
+void RealFabric::write_client_command(Conn& c, const net::Argv& argv) {
+  if (c.fd < 0 || argv.empty()) return;
+  std::string name = argv[0];
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  std::string id;  // "" = not a script
+  if (is_script_command(argv)) {
+    id = "-";
+    if (argv.size() > 1 && (name == "evalsha" || name == "evalsha_ro")) {
+      id = argv[1];
+      for (char& ch : id) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else if (argv.size() > 1 && (name == "eval" || name == "eval_ro")) {
+      id = fake::sha1_hex(argv[1]);
+    }
+  }
+  if (id.size() == 40 &&
+      std::find(c.scripts_sent.begin(), c.scripts_sent.end(), id) == c.scripts_sent.end() &&
+      c.scripts_sent.size() < kScriptsPerConnMax)
+    c.scripts_sent.push_back(id);
+  if (name.find("subscribe") != std::string::npos || name == "monitor") c.untracked = true;
+  if (c.untracked) {
+    if (!id.empty()) script_left(c, id);  // its reply cannot be told from the others
+    c.unanswered.clear();
+  } else {
+    c.unanswered.push_back(std::move(id));
+  }
+  write_command(c, argv);
+}
+
+void RealFabric::script_left(const Conn& c, const std::string& id) {
+  if (scripts_may_run_) return;
+  scripts_may_run_ = true;
+  script_left_host_ = c.host;
+  script_left_sha_ = id == "-" ? "" : id;
+}
+
+void RealFabric::answered(Conn& c) {
+  if (!c.unanswered.empty()) c.unanswered.pop_front();
 }
 
 void RealFabric::write_command(Conn& c, const net::Argv& argv) {
@@ -355,6 +444,13 @@ void RealFabric::close(ConnId conn) {
 
 void RealFabric::close_fd(Conn& c) {
   if (c.fd < 0) return;
+  // A script without its reply may still run on the server, whoever closes the socket.
+  for (const std::string& id : c.unanswered)
+    if (!id.empty()) {
+      script_left(c, id);
+      break;
+    }
+  c.unanswered.clear();
   ::close(c.fd);
   c.fd = -1;
   with_socket_.erase(c.id);
@@ -450,7 +546,10 @@ size_t RealFabric::parse_replies(Conn& c, bool deliver_them) {
     holder.reset();
     count++;
     if (!deliver_them) {
-      if (c.handshake_replies == 0) c.held.push_back(std::move(reply));
+      if (c.handshake_replies == 0) {
+        answered(c);
+        c.held.push_back(std::move(reply));
+      }
       continue;
     }
     on_reply(c, std::move(reply));
@@ -475,6 +574,8 @@ void RealFabric::on_reply(Conn& c, Reply reply) {
     if (c.handshake_replies == 0) handshake_done(c);
     return;
   }
+  if (!c.internal) answered(c);
+  note_refusals(c, reply);
   if (c.internal) {
     // server_command: the reply is dropped and the connection has done its job.
     close_fd(c);
@@ -767,6 +868,21 @@ size_t RealFabric::open_sockets() const {
 int RealFabric::socket_of(ConnId conn) const {
   const Conn* c = find(conn);
   return c ? c->fd : -1;
+}
+
+std::string RealFabric::host_of_address(std::string_view address) const {
+  if (address.empty()) return "";
+  // The newest first: a port may be reused by a later connection.
+  for (auto it = conns_.rbegin(); it != conns_.rend(); ++it)
+    if (it->second.local_address == address) return it->second.host;
+  return "";
+}
+
+std::vector<std::string> RealFabric::scripts_sent_from(std::string_view address) const {
+  if (address.empty()) return {};
+  for (auto it = conns_.rbegin(); it != conns_.rend(); ++it)
+    if (it->second.local_address == address) return it->second.scripts_sent;
+  return {};
 }
 
 void RealFabric::trace_net(std::string kind, ConnId conn, std::string text) {

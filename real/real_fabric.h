@@ -20,7 +20,17 @@
 // - Keys and channels are put under the run's prefix on the way out and the prefix is taken
 //   off replies (real/key_prefix.h). A server-wide command on a server redlab does not own is
 //   not sent; to keep replies in order, a PING carrying a marker takes its place and its
-//   answer is turned into the error reply "ERR redlab: ...".
+//   answer is turned into the error reply "ERR redlab: ...". The same for a command that
+//   would change the connection's user (AUTH, HELLO AUTH, RESET) on a URL backend, and,
+//   without an ACL user, for whatever prefixing alone cannot keep inside the prefix (acl.h).
+// - On a user's server the connections authenticate as the run's ACL user (real/acl.h): the
+//   endpoint add_server() gets carries it. A reply that is the server's ACL refusal (NOPERM,
+//   at any depth, e.g. inside EXEC's array), or its refusal of a command no script may call,
+//   is reported to on_refusal with the host.
+// - Scripts: the fabric knows which client commands it wrote that are scripts (EVAL, EVALSHA,
+//   FCALL ...) and have had no reply. A connection closed with one of them outstanding (the
+//   client timed out, the run ended) leaves scripts_may_run() true: the script may still hold
+//   the server, and the backend then stops it (SCRIPT KILL) rather than any script of anyone.
 // Connection life:
 // - open(): an asynchronous dial (EINPROGRESS, then POLLOUT and SO_ERROR). AUTH and SELECT
 //   from the endpoint go first and their replies are swallowed before on_connected; a failed
@@ -46,8 +56,10 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -82,6 +94,17 @@ class RealFabric final : public net::Fabric {
     // Requested before connect (Linux doubles it and applies its minimum). Small, so that a
     // paced reader's unread replies reach Redis' output buffer soon.
     int client_rcvbuf_bytes = kClientRcvbufBytes;
+    // A server redlab did not start: AUTH, HELLO ... AUTH and RESET are never sent for a
+    // client (they would let the connection leave the run's ACL user).
+    bool keep_identity = false;
+    // No ACL user could be made: only what prefixing alone keeps inside the prefix is sent
+    // (real/acl.h prefix_only_may), plus allowed_extra (ACL rule names: "debug|sleep").
+    bool prefix_only = false;
+    std::vector<std::string> allowed_extra;
+    // Every refusal the server answered that keeps a run inside its limits (real/acl.h
+    // is_acl_refusal, is_noscript_refusal): the connection's host ("(redlab)" for
+    // server_command) and the error text. Called from the loop.
+    std::function<void(const std::string& host, const std::string& error)> on_refusal;
   };
   static constexpr int kClientRcvbufBytes = 4096;
   static constexpr TimeUs kPollSliceUs = 10 * kUsPerMs;
@@ -111,7 +134,7 @@ class RealFabric final : public net::Fabric {
   // ---- Transport ----
   net::ConnId open(std::string_view from_host, std::string_view to_server,
                    net::ConnCallbacks callbacks) override;
-  void send(net::ConnId conn, net::Argv argv) override;
+  void send(net::ConnId conn, net::Argv argv, int64_t cause = 0) override;
   void close(net::ConnId conn) override;
 
   // ---- Faults ----
@@ -132,10 +155,23 @@ class RealFabric final : public net::Fabric {
   // Closes every socket now; no callback runs afterwards (end of a run).
   void close_all();
 
+  // Whether a script the run's clients sent may still run on a server: a connection was closed
+  // (by anyone, for any reason) while a script command written on it had no reply yet. Sticky.
+  bool scripts_may_run() const { return scripts_may_run_; }
+  // The first such script: the host that sent it and the script's SHA-1 (lower hex; "" for a
+  // function, FCALL, or when it cannot be told).
+  const std::string& script_left_host() const { return script_left_host_; }
+  const std::string& script_left_sha() const { return script_left_sha_; }
+
   // ---- Introspection (tests) ----
   bool connected(net::ConnId conn) const;  // handshake done, socket open
   size_t open_sockets() const;
   int socket_of(net::ConnId conn) const;  // -1 when closed
+  // The host of the connection whose local address ("127.0.0.1:40152", as the server's
+  // CLIENT LIST and ACL LOG show it as addr=) is this, ever during the run; "" if none.
+  std::string host_of_address(std::string_view address) const;
+  // The scripts (SHA-1, lower hex) that connection sent, in order, each once.
+  std::vector<std::string> scripts_sent_from(std::string_view address) const;
 
  private:
   enum class State : uint8_t { Dialing, Handshake, Open, Swallowed, Closed };
@@ -160,8 +196,16 @@ class RealFabric final : public net::Fabric {
     int64_t pending_to_client = 0;
     bool paced = false;
     int64_t credits = 0;
-    TimeUs probed_at_us = 0;  // the last liveness probe of a paced connection
-    std::deque<Reply> held;   // a paced connection's replies not read by the client yet
+    TimeUs probed_at_us = 0;    // the last liveness probe of a paced connection
+    std::deque<Reply> held;     // a paced connection's replies not read by the client yet
+    std::string local_address;  // "ip:port" once connected (TCP), for host_of_address()
+    // The client commands written and not answered yet, in order: for a script its SHA-1
+    // ("" for another command, "-" for a function). Pub/sub breaks the one-reply-per-command
+    // order (RESP2): from a (P|S)SUBSCRIBE on, the connection is not followed and a script
+    // written on it counts as possibly running.
+    std::deque<std::string> unanswered;
+    bool untracked = false;
+    std::vector<std::string> scripts_sent;  // SHA-1s, each once (for the ACL LOG's refusals)
   };
   struct ServerInfo {
     Endpoint endpoint;
@@ -198,7 +242,15 @@ class RealFabric final : public net::Fabric {
   void refused(Conn& c, const std::string& why);
   void close_fd(Conn& c);
   void write_command(Conn& c, const net::Argv& argv);
+  // A client's command (after prefixing): written, and followed for scripts_may_run().
+  void write_client_command(Conn& c, const net::Argv& argv);
+  // A reply of a client command arrived (not a handshake reply).
+  void answered(Conn& c);
   Reply replace_markers(Reply reply);
+  // Why send() does not send argv (a marker PING goes instead), or nullopt.
+  std::optional<std::string> refusal(const net::Argv& argv) const;
+  // Reports the refusals in a reply (at any depth) to on_refusal.
+  void note_refusals(const Conn& c, const Reply& reply) const;
   // Delivery to the client at `at` (now or later, FIFO), through the paced gate.
   void deliver(net::ConnId id, TimeUs at_us, Reply reply);
   void hand_over(Conn& c, Reply reply);
@@ -228,6 +280,10 @@ class RealFabric final : public net::Fabric {
   TimeUs loop_end_us_ = kTimeNeverUs;                          // end of the current run
   Scheduler::RunResult loop_result_;
   std::shared_ptr<bool> alive_;
+  bool scripts_may_run_ = false;
+  std::string script_left_host_, script_left_sha_;
+  // Marks scripts_may_run() (the first one named).
+  void script_left(const Conn& c, const std::string& id);
 };
 
 }  // namespace redlab::real

@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <chrono>
@@ -174,19 +175,36 @@ bool Connection::send(const std::vector<std::string>& argv, std::string& error) 
     ptrs.push_back(a.data());
     lens.push_back(a.size());
   }
-  if (redisAppendCommandArgv(ctx_, static_cast<int>(argv.size()), ptrs.data(), lens.data()) !=
-      REDIS_OK) {
-    error = ctx_->errstr;
+  char* raw = nullptr;
+  int len = redisFormatCommandArgv(&raw, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+  std::unique_ptr<char, decltype(&redisFreeCommand)> formatted(raw, &redisFreeCommand);
+  if (len <= 0 || !formatted) {
+    error = "out of memory";
     broken_ = true;
     return false;
   }
-  int done = 0;
-  while (!done) {
-    if (redisBufferWrite(ctx_, &done) != REDIS_OK) {
-      error = ctx_->errstr;
-      broken_ = true;
-      return false;
+  // Written here, not by hiredis (its redisBufferWrite uses write()): on a socket the server
+  // has closed, send() with MSG_NOSIGNAL gives EPIPE where write() would raise SIGPIPE and end
+  // redlab before its cleanup (the run's ACL user would stay). Bounded: each pass writes bytes,
+  // or waits kSendWaitMs for room at most once before giving up.
+  size_t offset = 0;
+  while (offset < static_cast<size_t>(len)) {
+    ssize_t n =
+        ::send(ctx_->fd, formatted.get() + offset, static_cast<size_t>(len) - offset, MSG_NOSIGNAL);
+    if (n > 0) {
+      offset += static_cast<size_t>(n);
+      continue;
     }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{ctx_->fd, POLLOUT, 0};
+      if (::poll(&p, 1, kSendWaitMs) > 0) continue;
+      error = "the server takes no more bytes (write timed out)";
+    } else {
+      error = n < 0 ? std::strerror(errno) : "write failed";
+    }
+    broken_ = true;
+    return false;
   }
   return true;
 }

@@ -43,7 +43,7 @@ class Connection {
   // error ("Connection refused", "WRONGPASS ...") on failure.
   static std::unique_ptr<Connection> open(const Endpoint& ep, int timeout_ms, std::string& error);
 
-  // Queues and writes a command. False (and error set) when the connection broke.
+  // Writes a command (never raises SIGPIPE). False (and error set) when the connection broke.
   bool send(const std::vector<std::string>& argv, std::string& error);
   // Waits up to timeout_ms (-1 = forever) for the next reply or push. nullopt with empty
   // error = timed out; nullopt with error = the connection broke ("Server closed the
@@ -54,6 +54,9 @@ class Connection {
                                std::string& error);
   bool broken() const { return broken_; }
   int fd() const;
+
+  // A write that finds no room in the socket for this long fails (a server that reads nothing).
+  static constexpr int kSendWaitMs = 5000;
 
  private:
   Connection() = default;

@@ -6,7 +6,15 @@
 //   there before anything runs;
 // - a server killed in the middle of a run ends the run within its timeouts (exit 1 or 2,
 //   errors on the timeline), never a hang or a crash;
-// - extra latency and a pause show in the trace with the durations asked for (within 10%).
+// - extra latency and a pause show in the trace with the durations asked for (within 10%);
+// - issue 15: on a user's server the SERVER keeps a run in its corner (the run's own ACL user):
+//   scripts that compute FLUSHALL, KEYS, SELECT ... or key names outside the prefix, given as
+//   exercise answers and as scenario scripts, are refused with NOPERM (or, for commands no
+//   script may call, Redis' own refusal), reported in one line with exit 2, and leave the
+//   data (DEBUG DIGEST over every db) and the server's ACL users as they were; credentials
+//   that cannot create users refuse such a run before anything is written; a script that
+//   never ends is stopped (SCRIPT KILL) so the server answers PING afterwards; Ctrl-C and
+//   SIGTERM leave no ACL user behind.
 // The tests start their own redis-server where they play "the user's server".
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -157,15 +165,48 @@ class UserServer {
   pid_t pid_ = -1;
 };
 
-// The verdicts of the checks the scenario's expectation names for this variant (the lesson);
-// a check the expectation withdraws for a variant (watch-retry-storm's retries_bounded with the
-// WATCH on the wrong connection) depends on timing by design.
-std::map<std::string, bool> verdicts(const std::string& json_text) {
-  std::map<std::string, bool> v;
+// The verdicts of the checks the scenario's expectation names for this variant (the lesson):
+// whether each was judged and how it came out, and whether the backend could judge it at all
+// ("judged_here": false when the check needs the fake server's own record, as
+// release_removes_own_lock does). A check the expectation withdraws for a variant
+// (watch-retry-storm's retries_bounded with the WATCH on the wrong connection) depends on
+// timing by design.
+struct Verdict {
+  bool ok = false, judged = true, judged_here = true;
+};
+std::map<std::string, Verdict> verdicts(const std::string& json_text) {
+  std::map<std::string, Verdict> v;
   json j = json::parse(json_text);
   for (auto& c : j.at("checks"))
-    if (c.contains("expected")) v[c.at("name").get<std::string>()] = c.at("ok").get<bool>();
+    if (c.contains("expected"))
+      v[c.at("name").get<std::string>()] =
+          Verdict{c.at("ok").get<bool>(), c.value("judged", true), c.value("judged_here", true)};
   return v;
+}
+
+// The fake and a real run agree on every expected check both judge; the real run leaves out
+// only checks it cannot judge (which the fake judges). Returns what differs, "" if nothing.
+std::string disagreement(const std::string& fake_json, const std::string& real_json) {
+  auto fake = verdicts(fake_json), real = verdicts(real_json);
+  std::string out;
+  size_t compared = 0;
+  for (const auto& [name, f] : fake) {
+    auto it = real.find(name);
+    if (it == real.end()) {
+      out += name + ": missing on the real backend; ";
+      continue;
+    }
+    const Verdict& r = it->second;
+    if (!f.judged_here) out += name + ": the fake says it cannot judge it; ";
+    if (!r.judged_here) continue;  // left out of the real run's expectation
+    compared++;
+    if (r.ok != f.ok || r.judged != f.judged)
+      out += name + ": fake " + (f.judged ? (f.ok ? "holds" : "violated") : "not judged") +
+             ", real " + (r.judged ? (r.ok ? "holds" : "violated") : "not judged") + "; ";
+  }
+  if (real.size() != fake.size()) out += "the real run expects other checks; ";
+  if (compared == 0 && !fake.empty()) out += "no expected check judged on both; ";
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -199,9 +240,14 @@ TEST_P(RealVerdicts, SpawnAtTimeScaleTenthMatchesTheFake) {
     ASSERT_TRUE(real.status == 0 || real.status == 1) << real.err;
     json j = json::parse(real.out);
     EXPECT_EQ(j.at("backend"), "spawn");
-    agreed = verdicts(fake.out) == verdicts(real.out) && fake.status == real.status;
+    std::string differs = disagreement(fake.out, real.out);
+    if (fake.status != real.status)
+      differs += "exit status " + std::to_string(fake.status) + " on the fake, " +
+                 std::to_string(real.status) + " on the real servers";
+    agreed = differs.empty();
     if (!agreed)
-      std::cout << "real run " << attempt << " disagrees with the fake:\n" << real.out << "\n";
+      std::cout << "real run " << attempt << " disagrees with the fake: " << differs << "\n"
+                << real.out << "\n";
   }
   EXPECT_TRUE(agreed) << "fake:\n" << fake.out;
 }
@@ -350,6 +396,369 @@ TEST(RealUserServer, PasswordIsNeverPrinted) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Issue 15: the server keeps the run in its corner (its own ACL user)
+// ---------------------------------------------------------------------------------------
+
+// What must not change on the user's server: the data of every db (DEBUG DIGEST covers them
+// all), db 1's size, the ACL users and the keys redlab would leave.
+struct ServerState {
+  std::string digest, db0_size, db1_size, users, redlab_keys;
+  bool operator==(const ServerState&) const = default;
+};
+ServerState state_of(UserServer& s) {
+  return ServerState{s.cli({"DEBUG", "DIGEST"}), s.cli({"DBSIZE"}), s.cli({"-n", "1", "DBSIZE"}),
+                     s.cli({"ACL", "USERS"}), s.cli({"KEYS", "redlab:*"})};
+}
+std::ostream& operator<<(std::ostream& os, const ServerState& st) {
+  return os << "digest " << st.digest << ", dbsize " << st.db0_size << "/" << st.db1_size
+            << ", users [" << st.users << "], redlab keys [" << st.redlab_keys << "]";
+}
+
+// The user's data in db 0 and db 1, and a user of their own that may do everything (a
+// password on the URL: redlab then logs in for its own connections too).
+void populate_two_dbs(UserServer& s) {
+  populate(s);
+  s.cli({"-n", "1", "SET", "other:db", "keep me"});
+  s.cli({"-n", "1", "HSET", "other:h", "f", "v"});
+  s.cli({"ACL", "SETUSER", "owner", "on", ">owner-pw", "~*", "&*", "+@all"});
+}
+
+// Scripts that reach out of the run's corner by computing what they call: the command name
+// or the key. `what` is how the one-line error names it.
+struct Escape {
+  const char* name;
+  const char* lua;
+  const char* what;
+};
+const Escape kEscapes[] = {
+    {"flushall", "local c = 'FLUSH' .. 'ALL'; redis.call(c); return 0", "called FLUSHALL"},
+    {"flushdb", "redis.call('FLUSH' .. 'DB'); return 0", "called FLUSHDB"},
+    {"keys",
+     "for _, k in ipairs(redis.call('KE' .. 'YS', '*')) do redis.call('DEL', k) end\n"
+     "return 0",
+     "called KEYS"},
+    // CONFIG, DEBUG and SCRIPT no script may call at all: Redis refuses them before its ACL
+    // looks (src/script.c scriptCall), so the message is that refusal.
+    {"config_set", "redis.call('CON' .. 'FIG', 'SET', 'maxmemory', '1mb'); return 0",
+     "called a command that no script may run"},
+    {"debug", "redis.call('DE' .. 'BUG', 'SET-ACTIVE-EXPIRE', '0'); return 0",
+     "called a command that no script may run"},
+    {"script_flush", "redis.call('SCR' .. 'IPT', 'FLUSH'); return 0",
+     "called a command that no script may run"},
+    {"swapdb", "redis.call('SWAP' .. 'DB', '0', '1'); return 0", "called SWAPDB"},
+    {"select", "redis.call('SEL' .. 'ECT', '1'); redis.call('SET', 'other:db', 'x'); return 0",
+     "called SELECT"},
+    {"argv_key", "redis.call('SET', ARGV[1] .. ':pwned', '1'); return 0", "touched the key"},
+    {"concat_key", "redis.call('DEL', 'user' .. ':' .. 'name'); return 0",
+     "touched the key \"user:name\""},
+    {"unprefixed_key",
+     "local bare = string.gsub(KEYS[1], '^redlab:%x+:', ''); redis.call('SET', bare, 'x')\n"
+     "return 0",
+     "touched the key \"lock:job:42\""},
+    // Caught by the script itself: the server's ACL LOG still has it.
+    {"pcall_flushall", "redis.pcall('FLUSH' .. 'ALL'); return 0", "called FLUSHALL"},
+};
+
+// A scenario of its own whose one actor EVALs `lua` as script "escape".
+fs::path escape_scenario(const fs::path& dir, const std::string& lua) {
+  json sc = {
+      {"format", "redlab-scenario"},
+      {"version", 1},
+      {"id", "escape"},
+      {"title", {{"en", "Test: a script that reaches outside its keys"}}},
+      {"topic", "tests"},
+      {"story", {{"en", "A runs a script that computes what it touches."}}},
+      {"duration_ms", 1000},
+      {"scripts", {{"escape", json::array({lua})}}},
+      {"actors", json::array({{{"name", "A"},
+                               {"role", {{"en", "a client"}}},
+                               {"steps", json::array({{{"do", "eval"},
+                                                       {"script", "escape"},
+                                                       {"keys", json::array({"lock:job:42"})},
+                                                       {"args", json::array({"user"})}}})}}})},
+      {"checks", json::array()},
+      {"expect", json::array()}};
+  fs::path path = dir / "escape.json";
+  std::ofstream(path) << sc.dump(2);
+  return path;
+}
+
+size_t lines_of(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(RealAclUserServer, ComputedEscapesAreRefusedByTheServer) {
+  UserServer s;
+  populate_two_dbs(s);
+  const ServerState before = state_of(s);
+  ASSERT_EQ(before.digest.size(), 40u);
+  fs::path dir = temp_dir();
+  // Through the URL's password too: the run user is made by "owner".
+  const std::string owner_url =
+      "redis://owner:owner-pw@127.0.0.1:" + s.url().substr(s.url().rfind(':') + 1);
+  for (const Escape& e : kEscapes) {
+    SCOPED_TRACE(e.name);
+    fs::path lua = dir / (std::string(e.name) + ".lua");
+    std::ofstream(lua) << e.lua << "\n";
+    // As an exercise answer (check grades ttl-double-holder's release script).
+    Outcome answer =
+        redlab({"check", "ttl-double-holder", "--script", "lock_release=" + lua.string(),
+                "--backend", s.url(), "--time-scale", "0.1"});
+    EXPECT_EQ(answer.status, 2) << answer.err;
+    EXPECT_EQ(lines_of(answer.err), 1u) << answer.err;
+    EXPECT_NE(answer.err.find("script lock_release (--script)"), std::string::npos) << answer.err;
+    EXPECT_NE(answer.err.find(e.what), std::string::npos) << answer.err;
+    EXPECT_NE(answer.err.find("the server refused it"), std::string::npos) << answer.err;
+    EXPECT_EQ(state_of(s), before);
+    // As a scenario's own script.
+    Outcome own = redlab({"run", escape_scenario(dir, e.lua).string(), "--backend", owner_url,
+                          "--time-scale", "0.1"});
+    EXPECT_EQ(own.status, 2) << own.err;
+    EXPECT_EQ(lines_of(own.err), 1u) << own.err;
+    EXPECT_NE(own.err.find("script escape"), std::string::npos) << own.err;
+    EXPECT_NE(own.err.find(e.what), std::string::npos) << own.err;
+    EXPECT_NE(own.err.find("the server refused it"), std::string::npos) << own.err;
+    EXPECT_EQ(own.err.find("owner-pw"), std::string::npos) << own.err;
+    EXPECT_EQ(state_of(s), before);
+  }
+  // The ACL refusals name their server error (NOPERM's script form, Redis 7.0 or 7.2).
+  EXPECT_EQ(s.cli({"CONFIG", "GET", "maxmemory"}), "maxmemory\n0");
+  fs::remove_all(dir);
+}
+
+// "Commands seen" by the server since CONFIG RESETSTAT: INFO commandstats names.
+std::vector<std::string> commands_seen(UserServer& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s.cli({"INFO", "commandstats"}));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("cmdstat_", 0) == 0) out.push_back(line.substr(8, line.find(':') - 8));
+  return out;
+}
+
+TEST(RealAclUserServer, CredentialsWithoutAclRightsRefuseScriptsBeforeWriting) {
+  UserServer s;
+  populate_two_dbs(s);
+  s.cli({"ACL", "SETUSER", "limited", "on", ">pw", "~*", "+@all", "-acl"});
+  const std::string url = "redis://limited:pw@127.0.0.1:" + s.url().substr(s.url().rfind(':') + 1);
+  const ServerState before = state_of(s);
+  fs::path dir = temp_dir();
+  // Read-only or connection commands only: nothing of the run reached the data.
+  const std::vector<std::string> harmless = {
+      "auth", "ping", "acl|deluser", "acl|setuser", "config|resetstat", "info"};
+  for (const Escape& e : {kEscapes[0], kEscapes[8]}) {
+    SCOPED_TRACE(e.name);
+    fs::path lua = dir / (std::string(e.name) + ".lua");
+    std::ofstream(lua) << e.lua << "\n";
+    for (bool as_answer : {true, false}) {
+      s.cli({"CONFIG", "RESETSTAT"});
+      Outcome o =
+          as_answer
+              ? redlab({"check", "ttl-double-holder", "--script", "lock_release=" + lua.string(),
+                        "--backend", url, "--time-scale", "0.1"})
+              : redlab({"run", escape_scenario(dir, e.lua).string(), "--backend", url,
+                        "--time-scale", "0.1"});
+      EXPECT_EQ(o.status, 2) << o.err;
+      EXPECT_EQ(lines_of(o.err), 1u) << o.err;
+      EXPECT_NE(o.err.find("would run with credentials that cannot create (and delete) an ACL "
+                           "user for the run"),
+                std::string::npos)
+          << o.err;
+      EXPECT_NE(o.err.find("--backend spawn"), std::string::npos) << o.err;
+      for (const std::string& c : commands_seen(s))
+        EXPECT_NE(std::find(harmless.begin(), harmless.end(), c), harmless.end())
+            << "the refused run sent " << c;
+      EXPECT_EQ(state_of(s), before);
+    }
+  }
+  // A run without Lua and with the fixed allow-list only goes, under the prefix alone.
+  Outcome plain = redlab({"run", "ttl-double-holder", "--backend", url, "--time-scale", "0.1"});
+  EXPECT_TRUE(plain.status == 0 || plain.status == 1) << plain.err;
+  EXPECT_EQ(state_of(s), before);
+  fs::remove_all(dir);
+}
+
+TEST(RealAclUserServer, AllowServerFaultsGivesTheFaultsCommands) {
+  UserServer s;
+  populate_two_dbs(s);
+  const ServerState before = state_of(s);
+  fs::path dir = temp_dir();
+  // A stall (DEBUG SLEEP), a script_flush and a DEBUG SLEEP step: with --allow-server-faults
+  // the run user gets exactly those (tests/unit/real_backend_test.cpp asks the server what
+  // else it may do: nothing), and they go through as the run user.
+  json sc = {{"format", "redlab-scenario"},
+             {"version", 1},
+             {"id", "faults"},
+             {"title", {{"en", "Test: server-wide faults"}}},
+             {"topic", "tests"},
+             {"story", {{"en", "The server stalls and loses its scripts."}}},
+             {"duration_ms", 1000},
+             {"actors",
+              json::array({{{"name", "A"},
+                            {"role", {{"en", "a client"}}},
+                            {"steps", json::array({{{"do", "command"}, {"cmd", "DEBUG SLEEP 0.01"}},
+                                                   {{"do", "command"}, {"cmd", "SET k v"}}})}}})},
+             {"faults",
+              json::array({{{"at_ms", 100}, {"do", "stall"}, {"server", "redis"}, {"for_ms", 50}},
+                           {{"at_ms", 200}, {"do", "script_flush"}, {"server", "redis"}}})},
+             {"checks", json::array()},
+             {"expect", json::array()}};
+  fs::path path = dir / "faults.json";
+  std::ofstream(path) << sc.dump(2);
+  fs::path trace = dir / "trace.json";
+  Outcome o = redlab({"run", path.string(), "--backend", s.url(), "--allow-server-faults",
+                      "--trace", trace.string()});
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.err, "");
+  std::string t = slurp(trace);
+  EXPECT_NE(t.find("DEBUG SLEEP 0.050"), std::string::npos);
+  EXPECT_EQ(t.find("NOPERM"), std::string::npos);
+  EXPECT_EQ(t.find("no permissions"), std::string::npos);
+  // Refused without the flag, before anything runs.
+  Outcome refused = redlab({"run", path.string(), "--backend", s.url()});
+  EXPECT_EQ(refused.status, 2) << refused.err;
+  EXPECT_NE(refused.err.find("--allow-server-faults"), std::string::npos) << refused.err;
+  EXPECT_EQ(state_of(s), before);
+  fs::remove_all(dir);
+}
+
+TEST(RealAclUserServer, EndlessScriptIsKilledAndTheServerAnswers) {
+  UserServer s;
+  populate_two_dbs(s);
+  const ServerState before = state_of(s);
+  fs::path dir = temp_dir();
+  fs::path lua = dir / "loop.lua";
+  std::ofstream(lua) << "while true do end\n";
+  // Through a password: the end of the run must reach a server that is inside a script (it
+  // takes no AUTH until its busy threshold, 5 s by default).
+  const std::string owner_url =
+      "redis://owner:owner-pw@127.0.0.1:" + s.url().substr(s.url().rfind(':') + 1);
+  for (const std::string& url : {s.url(), owner_url}) {
+    SCOPED_TRACE(url);
+    Outcome o = redlab({"check", "ttl-double-holder", "--script", "lock_release=" + lua.string(),
+                        "--backend", url, "--time-scale", "0.1"},
+                       60);
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_EQ(lines_of(o.err), 1u) << o.err;
+    EXPECT_NE(o.err.find("script lock_release (--script) run by A did not end: redlab stopped it "
+                         "with SCRIPT KILL"),
+              std::string::npos)
+        << o.err;
+    EXPECT_LT(o.seconds, 20.0);
+    EXPECT_EQ(s.cli({"PING"}), "PONG");
+    EXPECT_EQ(state_of(s), before);
+  }
+  // On a server redlab spawned: stopped the same way, and the run ends.
+  Outcome spawned =
+      redlab({"run", "ttl-double-holder", "--variant", "release=lua", "--script",
+              "lock_release=" + lua.string(), "--backend", "spawn", "--time-scale", "0.1"},
+             60);
+  EXPECT_EQ(spawned.status, 2) << spawned.err;
+  EXPECT_NE(spawned.err.find("did not end: redlab stopped it with SCRIPT KILL"), std::string::npos)
+      << spawned.err;
+  EXPECT_LT(spawned.seconds, 20.0);
+  fs::remove_all(dir);
+}
+
+// A script that wrote before it loops cannot be killed (UNKILLABLE): on the user's server it
+// is reported with what to do; on a spawned one redlab shuts the server down.
+TEST(RealAclUserServer, EndlessScriptThatWroteIsReportedWithWhatToDo) {
+  UserServer s;
+  populate_two_dbs(s);
+  s.cli({"CONFIG", "SET", "lua-time-limit", "500"});  // BUSY, and so SCRIPT KILL, sooner
+  fs::path dir = temp_dir();
+  fs::path lua = dir / "wrote.lua";
+  std::ofstream(lua) << "redis.call('SET', KEYS[1], 'mine')\nwhile true do end\n";
+  Outcome o = redlab({"check", "ttl-double-holder", "--script", "lock_release=" + lua.string(),
+                      "--backend", s.url(), "--time-scale", "0.1"},
+                     60);
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_EQ(lines_of(o.err), 1u) << o.err;
+  EXPECT_NE(o.err.find("still runs script lock_release (--script) run by A, which has written, "
+                       "so SCRIPT KILL cannot stop it"),
+            std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("run SHUTDOWN NOSAVE on that server"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("kept redlab's ACL user redlab-"), std::string::npos) << o.err;
+  EXPECT_EQ(s.cli({"PING"}).rfind("BUSY", 0), 0u);  // as reported: only the user can end it
+  s.cli({"SHUTDOWN", "NOSAVE"});
+  Outcome spawned =
+      redlab({"run", "ttl-double-holder", "--variant", "release=lua", "--script",
+              "lock_release=" + lua.string(), "--backend", "spawn", "--time-scale", "0.1"},
+             60);
+  EXPECT_EQ(spawned.status, 2) << spawned.err;
+  EXPECT_NE(spawned.err.find("did not end, and had written (SCRIPT KILL cannot stop that): "
+                             "redlab stopped the server with SHUTDOWN NOSAVE"),
+            std::string::npos)
+      << spawned.err;
+  EXPECT_LT(spawned.seconds, 20.0);
+  fs::remove_all(dir);
+}
+
+// Waits until the server holds a user named redlab-* (the run has started), at most limit_s.
+bool run_user_appears(UserServer& s, double limit_s) {
+  auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < limit_s) {
+    if (s.cli({"ACL", "USERS"}).find("redlab-") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+TEST(RealAclUserServer, InterruptsLeaveNoUserBehind) {
+  UserServer s;
+  populate_two_dbs(s);
+  const ServerState before = state_of(s);
+  fs::path dir = temp_dir();
+  fs::path lua = dir / "loop.lua";
+  std::ofstream(lua) << "while true do end\n";
+  s.cli({"CONFIG", "SET", "lua-time-limit", "500"});  // BUSY, and so SCRIPT KILL, sooner
+  // One Ctrl-C, one SIGTERM, one SIGHUP (the terminal closed): the run ends early and cleans
+  // up, its endless script killed.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    SCOPED_TRACE(sig);
+    std::vector<std::string> args = {REDLAB_BINARY,
+                                     "run",
+                                     "ttl-double-holder",
+                                     "--variant",
+                                     "release=lua",
+                                     "--script",
+                                     "lock_release=" + lua.string(),
+                                     "--backend",
+                                     s.url(),
+                                     "--time-scale",
+                                     "0.4"};
+    pid_t pid = start(args, dir / "out", dir / "err");
+    ASSERT_TRUE(run_user_appears(s, 10));
+    // The interrupt comes while a release runs its endless script (the server says BUSY).
+    bool busy = false;
+    for (int i = 0; i < 200 && !busy; i++) {
+      busy = s.cli({"PING"}).rfind("BUSY", 0) == 0;
+      if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(busy) << "no release ran the script";
+    kill(pid, sig);
+    int status = wait_for(pid, 20);
+    std::string err = slurp(dir / "err");
+    EXPECT_EQ(status, 2) << err;
+    EXPECT_NE(err.find("interrupted"), std::string::npos) << err;
+    EXPECT_EQ(s.cli({"PING"}), "PONG") << err;
+    EXPECT_EQ(state_of(s), before) << err;
+  }
+  // Two Ctrl-C at once: redlab ends at once, writing the prepared ACL DELUSER on its way out.
+  std::vector<std::string> args = {REDLAB_BINARY,  "run", "ttl-double-holder", "--backend", s.url(),
+                                   "--time-scale", "0.4"};
+  pid_t pid = start(args, dir / "out", dir / "err");
+  ASSERT_TRUE(run_user_appears(s, 10));
+  kill(pid, SIGINT);
+  kill(pid, SIGINT);
+  wait_for(pid, 20);
+  for (int i = 0; i < 50 && s.cli({"ACL", "USERS"}) != before.users; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(s.cli({"ACL", "USERS"}), before.users);
+  fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------------------------------
 // The server dies in the middle of a run
 // ---------------------------------------------------------------------------------------
 TEST(RealUserServer, KilledServerEndsTheRunWithErrorsOnTheTimeline) {
@@ -384,18 +793,28 @@ TEST(RealUserServer, KilledServerEndsTheRunWithErrorsOnTheTimeline) {
 // ---------------------------------------------------------------------------------------
 // Latency injection and pause, at time scale 1
 // ---------------------------------------------------------------------------------------
+// Trace version 2 (docs/trace-format.md): identity fields at their default are left out
+// (actor "", connection -1, span 0 ...), so every field is read with its documented default.
 struct Ev {
   int64_t t = 0;
-  std::string kind, actor, text;
-  int64_t conn = -1;
+  std::string kind, actor, fault, command;  // command: argv[0] of a "command" event
+  int64_t span = 0, ends = 0;
 };
 std::vector<Ev> events_of(const std::string& trace_text) {
   std::vector<Ev> out;
   json j = json::parse(trace_text);
-  for (auto& e : j.at("events"))
-    out.push_back(Ev{e.at("time_us").get<int64_t>(), e.at("kind").get<std::string>(),
-                     e.at("actor").get<std::string>(), e.at("text").get<std::string>(),
-                     e.at("connection").get<int64_t>()});
+  EXPECT_EQ(j.value("version", 0), 2);
+  for (auto& e : j.at("events")) {
+    Ev ev{e.at("time_us").get<int64_t>(),
+          e.at("kind").get<std::string>(),
+          e.value("actor", std::string()),
+          e.value("fault", std::string()),
+          "",
+          e.value("span", int64_t{0}),
+          e.value("ends", int64_t{0})};
+    if (e.contains("argv") && !e["argv"].empty()) ev.command = e["argv"][0].get<std::string>();
+    out.push_back(std::move(ev));
+  }
   return out;
 }
 
@@ -407,20 +826,22 @@ TEST(RealFaults, LatencyAndPauseShowWithTheirDurations) {
   ASSERT_TRUE(o.status == 0 || o.status == 1) << o.err;
   std::vector<Ev> ev = events_of(slurp(trace));
   // Round trips of A's GETs: those sent while +40 ms was on take two extra 40 ms (both ways).
-  std::map<int64_t, int64_t> sent;  // connection -> time of the command in flight
+  // A command event begins a span; its reply ends it.
+  std::map<int64_t, int64_t> sent;  // span of a GET in flight -> when it was sent
   std::vector<int64_t> slow, fast;
   int64_t latency_on = -1, latency_off = -1, pause_at = -1, resume_at = -1;
   for (const Ev& e : ev) {
-    if (e.kind == "fault" && e.actor == "A" && e.text.find("latency on") != std::string::npos)
-      latency_on = e.t;
-    if (e.kind == "fault" && e.actor == "A" && e.text == "extra latency removed") latency_off = e.t;
-    if (e.kind == "fault" && e.actor == "A" && e.text.rfind("pause for", 0) == 0) pause_at = e.t;
-    if (e.kind == "fault" && e.actor == "A" && e.text == "resume") resume_at = e.t;
+    if (e.kind == "fault" && e.actor == "A") {
+      if (e.fault == "latency") latency_on = e.t;
+      if (e.fault == "latency_end") latency_off = e.t;
+      if (e.fault == "pause") pause_at = e.t;
+      if (e.fault == "resume") resume_at = e.t;
+    }
     if (e.actor != "A") continue;
-    if (e.kind == "command" && e.text.rfind("GET", 0) == 0) sent[e.conn] = e.t;
-    if (e.kind == "reply" && sent.count(e.conn)) {
-      int64_t began = sent[e.conn];
-      sent.erase(e.conn);
+    if (e.kind == "command" && e.command == "GET" && e.span > 0) sent[e.span] = e.t;
+    if (e.kind == "reply" && sent.count(e.ends)) {
+      int64_t began = sent[e.ends];
+      sent.erase(e.ends);
       if (latency_on >= 0 && began > latency_on && (latency_off < 0 || e.t < latency_off))
         slow.push_back(e.t - began);
       else if (latency_on < 0)
@@ -440,6 +861,7 @@ TEST(RealFaults, LatencyAndPauseShowWithTheirDurations) {
   int64_t paused = resume_at - pause_at;
   EXPECT_GE(paused, 300'000);
   EXPECT_LE(paused, 330'000) << "pause of 300 ms lasted " << paused << " us";
+  ASSERT_GE(latency_off, 0);
   for (const Ev& e : ev)
     if (e.actor == "A" && e.t > pause_at + 1000 && e.t < resume_at && e.kind != "fault")
       ADD_FAILURE() << "A acted while paused: " << e.kind << " at " << e.t;

@@ -5,6 +5,7 @@
 #include "app/files.h"
 
 #include <stb_image_write.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,6 +39,57 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// Every file the GUI opens is read through app/files (its kind's size limit; a deadline for
+// a FIFO or a pipe). Opening a path looks at it twice, once to tell a trace from a scenario
+// and once to load it: the first read is kept, with its error, for the open that follows it.
+// A FIFO or a pipe (`redlab gui <(cmd)`) cannot be read again at all; a regular file's kept
+// bytes serve only while the file is unchanged (same inode, size and modification time).
+struct ReadAhead {
+  std::string path;
+  std::string text;
+  std::optional<std::string> error;
+  bool regular = false;
+  struct stat st {};
+};
+std::optional<ReadAhead>& read_ahead() {
+  static std::optional<ReadAhead> kept;
+  return kept;
+}
+
+bool unchanged(const ReadAhead& r) {
+  if (!r.regular) return true;
+  struct stat now {};
+  return ::stat(r.path.c_str(), &now) == 0 && now.st_dev == r.st.st_dev &&
+         now.st_ino == r.st.st_ino && now.st_size == r.st.st_size &&
+         now.st_mtim.tv_sec == r.st.st_mtim.tv_sec && now.st_mtim.tv_nsec == r.st.st_mtim.tv_nsec;
+}
+
+std::optional<std::string> read_gui_file(const std::string& path, app::InputKind kind,
+                                         std::string* text) {
+  std::optional<ReadAhead> kept = std::move(read_ahead());
+  read_ahead().reset();
+  if (kept && kept->path == path && unchanged(*kept)) {
+    if (kept->error) return kept->error;
+    if (auto too_big = app::input_size_error(path, kind, kept->text.size())) return too_big;
+    *text = std::move(kept->text);
+    return std::nullopt;
+  }
+  return app::read_input(path, kind, text);
+}
+
+// Reads path to tell what it is (its first kSniffBytes come back in head), keeping what was
+// read for the open that follows.
+std::optional<std::string> sniff_gui_file(const std::string& path, std::string* head) {
+  read_ahead().reset();
+  ReadAhead r;
+  r.path = path;
+  r.regular = ::stat(path.c_str(), &r.st) == 0 && S_ISREG(r.st.st_mode);
+  r.error = app::read_input(path, app::InputKind::scenario_or_trace, &r.text);
+  *head = r.text.substr(0, kSniffBytes);
+  read_ahead() = std::move(r);
+  return read_ahead()->error;
+}
+
 }  // namespace
 
 // ---- Settings -----------------------------------------------------------------------------
@@ -51,8 +103,9 @@ std::string config_dir() {
 }
 
 bool load_settings(const std::string& path, Settings* s) {
-  std::ifstream in(path);
-  if (!in) return false;
+  std::string text;
+  if (app::read_input(path, app::InputKind::settings, &text)) return false;
+  std::istringstream in(text);
   std::string line;
   auto fraction = [](const std::string& v, float lo, float hi, float* out) {
     char* end = nullptr;
@@ -104,7 +157,7 @@ bool save_settings(const std::string& path, const Settings& s) {
       << "\nlayout.bottom=" << s.bottom_fraction << "\n";
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  return !app::write_file_atomically(path, out.str());
+  return !app::write_output(path, out.str());
 }
 
 // ---- The live run -------------------------------------------------------------------------
@@ -212,7 +265,10 @@ bool App::open_scenario(const std::string& name_or_path) {
     path = e->path;
   }
   try {
-    scenario::Scenario sc = scenario::load_scenario_file(path);
+    std::string text;
+    if (auto read_error = read_gui_file(path, app::InputKind::scenario, &text))
+      throw scenario::ScenarioError(*read_error);
+    scenario::Scenario sc = scenario::load_scenario_text(text, path);
     variant_.clear();
     params_.clear();
     for (auto& v : sc.variants) variant_[v.name] = v.def;
@@ -237,13 +293,12 @@ bool App::open_scenario(const std::string& name_or_path) {
 
 bool looks_like_trace(const std::string& path) {
   std::string head;
-  return !app::read_file(path, &head, kSniffBytes) &&
-         head.find("\"redlab-trace\"") != std::string::npos;
+  return !sniff_gui_file(path, &head) && head.find("\"redlab-trace\"") != std::string::npos;
 }
 
 bool App::open_path(const std::string& path) {
   std::string head;
-  if (auto error = app::read_file(path, &head, kSniffBytes)) {
+  if (auto error = sniff_gui_file(path, &head)) {
     set_error(*error);
     return false;
   }
@@ -253,7 +308,7 @@ bool App::open_path(const std::string& path) {
 
 bool App::open_trace(const std::string& path) {
   std::string text, error;
-  if (auto read_error = app::read_file(path, &text)) {
+  if (auto read_error = read_gui_file(path, app::InputKind::trace, &text)) {
     set_error(*read_error);
     return false;
   }
@@ -279,8 +334,7 @@ bool App::open_trace(const std::string& path) {
         if (auto n = scenario::parse_int(s->second); n && *n >= 0) seed_ = uint64_t(*n);
     }
   }
-  std::vector<CheckLine> checks = checks_from_trace(*trace);
-  show_trace(std::move(*trace), std::move(checks), {});
+  show_trace(std::move(*trace));
   replay_ = true;
   source_ = path;
   fit_view();
@@ -290,30 +344,13 @@ bool App::open_trace(const std::string& path) {
   return true;
 }
 
-std::vector<App::CheckLine> App::checks_from_trace(const Trace& trace) const {
-  // "NAME: holds: SUMMARY" / "NAME: violated: SUMMARY" (docs/trace-format.md).
-  std::vector<CheckLine> out;
-  for (auto& e : trace.events()) {
-    if (e.kind != "check") continue;
-    CheckLine c;
-    auto colon = e.text.find(": ");
-    c.name = e.text.substr(0, colon);
-    std::string rest = colon == std::string::npos ? "" : e.text.substr(colon + 2);
-    c.ok = rest.rfind("holds", 0) == 0;
-    auto second = rest.find(": ");
-    c.summary = second == std::string::npos ? rest : rest.substr(second + 2);
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
-void App::show_trace(Trace trace, std::vector<CheckLine> checks,
-                     std::vector<ViolationRegion> regions) {
+void App::show_trace(Trace trace) {
   trace_ = std::move(trace);
   model_.reset();
   model_.update(trace_);
-  model_.set_violations(std::move(regions));
-  checks_ = std::move(checks);
+  checks_.clear();
+  for (const TraceCheck& c : model_.index().checks())
+    checks_.push_back({c.name, c.ok, c.judged, c.summary, c.expected});
   view_.selected_event = -1;
   view_.hovered_event = -1;
   trace_generation_++;
@@ -390,7 +427,7 @@ bool App::run(bool play) {
       shared->done = true;
     });
     worker_ = std::move(worker);
-    show_trace(Trace(), {}, {});
+    show_trace(Trace());
     replay_ = false;
     source_ = "live run of " + scenario_->id + " on " + shown_backend();
     view_.fit(model_);
@@ -401,13 +438,7 @@ bool App::run(bool play) {
   }
   try {
     scenario::RunResult r = app::run_on_backend(*scenario_, run_options(), choice);
-    std::vector<CheckLine> checks;
-    std::vector<ViolationRegion> regions;
-    for (auto& c : r.checks) {
-      checks.push_back({c.name, c.ok, c.summary, c.expected});
-      for (auto& v : c.violations) regions.push_back({v.from_us, v.to_us, v.who, v.text, c.name});
-    }
-    show_trace(std::move(r.trace), std::move(checks), std::move(regions));
+    show_trace(std::move(r.trace));
   } catch (const std::exception& e) {
     set_error(e.what());
     return false;
@@ -441,7 +472,9 @@ void App::fit_view() {
   TimeUs activity_end_us = 0;
   for (auto it = trace_.events().rbegin(); it != trace_.events().rend(); ++it) {
     const std::string& kind = it->kind;
-    if (kind == "run_end" || kind == "check" || kind == "run_bound" || kind == "actor_end")
+    // The run's own tail (its end, the verdicts) is written at the end time.
+    if (kind == "run_end" || kind == "check" || kind == "violation" || kind == "expectation" ||
+        kind == "run_bound" || kind == "actor_end" || kind == "backend_trouble")
       continue;
     activity_end_us = it->time_us;
     break;
@@ -501,13 +534,7 @@ void App::poll_worker() {
   if (result) {
     // The finished result carries the meta and the checks, which the live events did not.
     TimeUs playhead_us = view_.playhead_us;
-    std::vector<CheckLine> checks;
-    std::vector<ViolationRegion> regions;
-    for (auto& c : result->checks) {
-      checks.push_back({c.name, c.ok, c.summary, c.expected});
-      for (auto& v : c.violations) regions.push_back({v.from_us, v.to_us, v.who, v.text, c.name});
-    }
-    show_trace(std::move(result->trace), std::move(checks), std::move(regions));
+    show_trace(std::move(result->trace));
     // The whole run now exists: show all of it (with the verdicts' regions) unless the user
     // has taken the view over by turning follow off.
     if (follow_) fit_view();
@@ -575,7 +602,7 @@ bool App::save_trace(const std::string& path) {
     set_error("nothing to save yet: run a scenario first");
     return false;
   }
-  if (auto error = app::write_file_atomically(path, trace_to_json(trace_))) {
+  if (auto error = app::write_output(path, trace_to_json(trace_))) {
     set_error(*error);
     return false;
   }
@@ -588,7 +615,7 @@ bool App::export_chrome_trace(const std::string& path) {
     set_error("nothing to export yet: run a scenario first");
     return false;
   }
-  if (auto error = app::write_file_atomically(path, scenario::chrome_trace_json(trace_))) {
+  if (auto error = app::write_output(path, scenario::chrome_trace_json(trace_))) {
     set_error(*error);
     return false;
   }

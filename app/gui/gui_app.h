@@ -158,21 +158,36 @@ class App {
   WidgetRect widget(const std::string& name) const;
   const Settings& settings() const { return settings_; }
 
- private:
-  struct Worker;  // a live run on another thread
+  // The verdicts shown under the timeline: the trace's check events (TraceIndex::checks).
   struct CheckLine {
     std::string name;
     bool ok = true;
+    bool judged = true;  // false: the check had nothing to judge from
     std::string summary;
     std::optional<bool> expected;
+    bool operator==(const CheckLine&) const = default;
   };
+  const std::vector<CheckLine>& checks() const { return checks_; }
+  // What the keyspace panel showed in the last frame: per server, its keys at the playhead
+  // (empty and not observed for a real server).
+  struct ServerKeys {
+    std::string server;
+    bool observed = true;
+    std::vector<KeyRow> keys;
+    bool operator==(const ServerKeys&) const = default;
+  };
+  const std::vector<ServerKeys>& keyspace_shown() const { return keyspace_; }
+
+ private:
+  struct Worker;  // a live run on another thread
 
   void scan_library();
   const ScenarioEntry* find_entry(const std::string& id) const;
   void set_error(std::string message);
   void set_status(std::string message);
   // Replaces what is shown by a finished run or a loaded trace.
-  void show_trace(Trace trace, std::vector<CheckLine> checks, std::vector<ViolationRegion> regions);
+  // The checks come from the trace itself, so a reopened trace shows what the run showed.
+  void show_trace(Trace trace);
   void poll_worker();
   void fit_view();  // the whole run, or its busy part when the rest is idle
   void cancel_worker();
@@ -182,7 +197,6 @@ class App {
   void save_settings_now();
   void record(const std::string& name);         // the last item's rect under `name`
   void record_window(const std::string& name);  // the current (child) window's rect
-  std::vector<CheckLine> checks_from_trace(const Trace& trace) const;
 
   // Panels (gui_panels.cpp).
   void draw_top_bar();
@@ -233,7 +247,7 @@ class App {
   uint64_t trace_generation_ = 0;  // +1 whenever trace_ is replaced or grows
   size_t keyspace_event_ = SIZE_MAX;
   uint64_t keyspace_generation_ = UINT64_MAX;
-  std::vector<std::pair<std::string, std::vector<KeyState>>> keyspace_;
+  std::vector<ServerKeys> keyspace_;
 
   int64_t selected_span_event_ = -1;  // the selection whose span is in selected_span_
   uint64_t selected_span_generation_ = UINT64_MAX;

@@ -213,7 +213,7 @@ bool Host::frame(App& app, const FrameInput* input) {
     std::vector<uint8_t> rgba = read_pixels(x, y, w, h);
     int out_w = std::clamp(w, 0, fb_w - std::clamp(x, 0, fb_w));
     int out_h = std::clamp(h, 0, fb_h - std::clamp(y, 0, fb_h));
-    std::optional<std::string> failed = app::write_png_atomically(*path, out_w, out_h, rgba);
+    std::optional<std::string> failed = app::write_png(*path, out_w, out_h, rgba);
     bool ok = !failed;
     if (failed) error = *failed;
     app.report_png_result(ok, *path, error);
@@ -221,7 +221,7 @@ bool Host::frame(App& app, const FrameInput* input) {
   if (keep_pixels || !screenshot_path_.empty()) last_pixels_ = read_pixels(0, 0, fb_w, fb_h);
   if (!screenshot_path_.empty()) {
     screenshot_error_.clear();
-    if (auto failed = app::write_png_atomically(screenshot_path_, fb_w, fb_h, last_pixels_))
+    if (auto failed = app::write_png(screenshot_path_, fb_w, fb_h, last_pixels_))
       screenshot_error_ = *failed;
     screenshot_path_.clear();
   }

@@ -1,5 +1,7 @@
 // `redlab gui [SCENARIO|TRACE.json] [--screenshot FILE.png] [--at-ms T] [--size WxH]
 //             [--lang L] [--seed N] [--set P=V] [--variant N=V] [--backend B]`
+// Every option takes its value as the next argument or after '=' (`--at-ms=16000`), like
+// the other subcommands.
 //
 // Everything that can be wrong with the input (arguments, the scenario, the trace, a run
 // option) is found before a window opens, so bad input costs one line on stderr and exit 2,
@@ -48,8 +50,16 @@ struct BadInput {
 GuiArgs parse_args(const std::vector<std::string>& args) {
   GuiArgs g;
   for (size_t i = 0; i < args.size(); i++) {
-    const std::string& a = args[i];
+    std::string a = args[i];
+    // "--flag=value": the value is the rest (a --variant's own '=' stays in it).
+    std::optional<std::string> inline_value;
+    if (a.rfind("--", 0) == 0)
+      if (size_t eq = a.find('='); eq != std::string::npos) {
+        inline_value = a.substr(eq + 1);
+        a = a.substr(0, eq);
+      }
     auto value = [&]() -> std::string {
+      if (inline_value) return *inline_value;
       if (i + 1 >= args.size()) throw BadInput{a + " needs a value"};
       return args[++i];
     };
@@ -108,9 +118,24 @@ GuiArgs parse_args(const std::vector<std::string>& args) {
   return g;
 }
 
+// Whether two paths name the same file: the same file on disk, or (when one does not exist
+// yet) the same path once made absolute.
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec) && !ec;
+  fs::path pa = fs::weakly_canonical(fs::absolute(a, ec), ec);
+  fs::path pb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  return !ec && pa == pb;
+}
+
 int gui_main_checked(const std::vector<std::string>& args) {
   GuiArgs g = parse_args(args);
   const bool screenshot = !g.screenshot.empty();
+  // The picture must never overwrite what it pictures.
+  if (screenshot && !g.input.empty() && same_file(g.screenshot, g.input))
+    throw BadInput{"--screenshot " + g.screenshot + " is the input file " + g.input +
+                   ": give the picture another name"};
 
   // Screenshots and tests must not depend on (or change) someone's saved settings.
   gui::AppOptions options;
@@ -124,6 +149,11 @@ int gui_main_checked(const std::vector<std::string>& args) {
     replay = gui::looks_like_trace(g.input);
     if (!(replay ? app.open_trace(g.input) : app.open_scenario(g.input)))
       throw BadInput{app.error()};
+    // A scenario named by its id: its file is the input too.
+    for (const auto& e : app.library())
+      if (screenshot && !replay && e.id == g.input && same_file(g.screenshot, e.path))
+        throw BadInput{"--screenshot " + g.screenshot + " is the scenario file " + e.path +
+                       ": give the picture another name"};
   } else {
     std::string last = app.settings().scenario;
     bool in_library = false;

@@ -444,6 +444,14 @@ void App::draw_selected_event() {
     ImGui::Separator();
     ImGui::TextUnformatted(e.text.c_str());
   }
+  // The typed fields: what the event says, exactly (argv, reply, token, TTL, fence, ...).
+  if (!e.fields.empty()) {
+    ImGui::Separator();
+    for (const std::string& line : event_fields(e))
+      ImGui::TextColored(kMutedColour, "%s", line.c_str());
+  }
+  if (e.span > 0) ImGui::TextColored(kMutedColour, "begins span %" PRId64, e.span);
+  if (e.ends > 0) ImGui::TextColored(kMutedColour, "ends span %" PRId64, e.ends);
   // A span that starts here (a command and its reply, a pool wait, work): its end and
   // length. Found once per selection: a long trace has millions of items.
   if (selected_span_event_ != index || selected_span_generation_ != trace_generation_) {
@@ -464,52 +472,68 @@ void App::draw_selected_event() {
       const TraceEvent& end = trace_.events()[size_t(item.end_event)];
       ImGui::Separator();
       ImGui::Text("%s after %s", end.kind.c_str(), seconds_text(item.to_us - item.from_us).c_str());
-      if (!end.text.empty()) ImGui::TextUnformatted(end.text.c_str());
+      std::string summary = event_summary(end);
+      if (!summary.empty()) ImGui::TextUnformatted(summary.c_str());
     }
   }
   ImGui::PopTextWrapPos();
 }
 
 void App::draw_keyspace() {
-  // keyspace_at replays commands: redo it only when the playhead passes an event.
+  // The keys change only at an event: re-read them when the playhead passes one. The TTL
+  // left is the server's clock at the playhead, so it counts down between events.
   size_t at_event = model_.first_event_after(view_.playhead_us);
   if (at_event != keyspace_event_ || keyspace_generation_ != trace_generation_) {
     keyspace_event_ = at_event;
     keyspace_generation_ = trace_generation_;
     keyspace_.clear();
-    for (auto& lane : model_.lanes())
-      if (lane.kind == LaneKind::server)
-        keyspace_.emplace_back(lane.name, model_.keyspace_at(lane.name, view_.playhead_us));
+    for (const std::string& server : model_.servers())
+      keyspace_.push_back({server, model_.server_observed(server), {}});
   }
+  for (auto& shown : keyspace_)
+    if (shown.observed) shown.keys = model_.keyspace_at(shown.server, view_.playhead_us);
   if (keyspace_.empty()) {
     ImGui::TextDisabled("no servers in this trace");
     return;
   }
-  for (auto& [server, keys] : keyspace_) {
+  for (auto& [server, observed, keys] : keyspace_) {
+    if (!observed) {
+      ImGui::Text("%s: not observed", server.c_str());
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(kMutedColour,
+                         "a real server: the trace holds what its clients saw, not its keys");
+      ImGui::PopTextWrapPos();
+      continue;
+    }
     ImGui::Text("%s: %zu key%s", server.c_str(), keys.size(), keys.size() == 1 ? "" : "s");
     if (keys.empty()) continue;
     if (ImGui::BeginTable(("keys_" + server).c_str(), 3,
                           ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                               ImGuiTableFlags_SizingStretchProp)) {
-      ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthStretch, 1.2f);
-      ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.5f);
-      ImGui::TableSetupColumn("ttl", ImGuiTableColumnFlags_WidthStretch, 0.6f);
+      ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthStretch, 1.45f);
+      ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.35f);
+      ImGui::TableSetupColumn("ttl", ImGuiTableColumnFlags_WidthStretch, 0.7f);
       ImGui::TableHeadersRow();
       const size_t rows_max = 200;  // a big keyspace is summarised, not listed
       for (size_t i = 0; i < keys.size() && i < rows_max; i++) {
-        auto& k = keys[i];
+        const KeyRow& k = keys[i];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(k.key.c_str());
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (%s)", k.key.c_str(), k.type.c_str());
+        std::string name = (k.db != 0 ? "db" + std::to_string(k.db) + " " : "") + k.key;
+        ImGui::TextUnformatted(name.c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (%s)", name.c_str(), k.type.c_str());
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(k.value.c_str());
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", k.value.c_str());
         ImGui::TableNextColumn();
-        if (k.ttl_ms >= 0)
-          ImGui::Text("%" PRId64 " ms", k.ttl_ms);
+        std::string ttl = ttl_left_text(k);
+        if (k.expire_at_ms < 0)
+          ImGui::TextDisabled("%s", ttl.c_str());
         else
-          ImGui::TextDisabled("-");
+          ImGui::TextUnformatted(ttl.c_str());
+        if (ImGui::IsItemHovered() && k.ttl_ms >= 0)
+          ImGui::SetTooltip("%" PRId64 " ms left (expires at %" PRId64 " on the server's clock)",
+                            k.ttl_ms, k.expire_at_ms);
       }
       ImGui::EndTable();
       if (keys.size() > rows_max) ImGui::TextDisabled("... %zu more", keys.size() - rows_max);
@@ -588,14 +612,21 @@ void App::draw_narration(ImVec2 size) {
     // The verdicts first: they are what the run shows, and they must be visible at once.
     if (!checks_.empty()) {
       for (auto& c : checks_) {
-        ImGui::TextColored(c.ok ? kHoldsColour : kViolatedColour, "%s",
-                           c.ok ? "holds" : "VIOLATED");
+        if (!c.judged)
+          ImGui::TextColored(kMutedColour, "n/a");
+        else
+          ImGui::TextColored(c.ok ? kHoldsColour : kViolatedColour, "%s",
+                             c.ok ? "holds" : "VIOLATED");
         ImGui::SameLine();
         ImGui::Text("%s: %s", c.name.c_str(), c.summary.c_str());
-        if (c.expected && *c.expected != c.ok)
+        if (c.judged && c.expected && *c.expected != c.ok)
           ImGui::TextColored(kViolatedColour, "    unexpected: this variant should %s",
                              *c.expected ? "hold" : "fail");
       }
+      if (auto met = model_.index().expectation_met())
+        ImGui::TextColored(*met ? kHoldsColour : kViolatedColour, "%s",
+                           *met ? "the run met the scenario's expectation"
+                                : "the run did NOT meet the scenario's expectation");
       ImGui::Separator();
     }
     if (story_fits) ImGui::TextUnformatted(scenario_->story.get(lang_).c_str());

@@ -1,32 +1,39 @@
-// The timeline model: one pass over the trace, event by event, matching openers with closers
-// (command -> reply on the same connection, work -> work_done of the same actor, ...).
+// The timeline model: one pass over the trace, event by event. Spans are the trace's own (an
+// event's `span` opens an item, the event whose `ends` names it closes it), so nothing is
+// paired by guessing; the per-kind code only decides where an item goes and what it shows.
+// Every value comes from a typed field; no event's `text` is parsed (texts are only shown).
 //
 // Why incremental and single-pass: the GUI calls update() every frame while a live run grows
 // the trace, and a saved trace of a million events must load in well under two seconds. So
-// every event is looked at once, the matching state (open spans, subscriptions, live lock
-// keys) is kept in Builder between calls, and an item is appended to its row when it opens
-// (rows stay sorted by start time) and closed in place later.
+// every event is looked at once, the matching state (open spans, subscriptions, live keys) is
+// kept in Builder between calls, and an item is appended to its row when it opens (rows stay
+// sorted by start time) and closed in place later. Only what lies before an event is asked of
+// the index while consuming it (the command a `cause` names, the begin of a span), so a model
+// built frame by frame equals one built at once.
+//
+// Key TTL bars: a key_set with an expiry opens a segment on the key's row of the server lane;
+// its deadline is when the server's clock reaches expire_at_ms (the clock from server_start,
+// moved by clock_jump and server_restart, exactly as TraceIndex counts it), so a clock jump
+// cuts the segment and starts a shorter one. The key's next key_set, key_del or key_expired
+// ends it: the server's record, not the clients' belief (that is the hold on the actor lane).
 //
 // Lost messages: pub/sub keeps nothing, so a message is lost for a subscriber when it was
 // published while that subscriber was subscribed, its PUBLISH completed, and it never arrived
 // by the time the subscriber resubscribed after a disconnect. That covers both the reconnect
-// gap and a slow subscriber cut by the server with unread messages in its buffer.
-//
-// keyspace_at replays, per server, the setup commands and the successful commands in reply
-// order through a fresh fake server (the trace has no key dumps). Known limits: command lines
-// in the trace are cut at 120 characters (those ending in "..." are skipped), a blocking
-// command is replayed as its non-blocking form, and values a script computed from the
-// server's time may differ by the service time.
+// gap and a slow subscriber cut by the server with unread messages in its buffer. Messages are
+// matched by their `channel` and `message` fields (trace_excerpt makes both sides the same
+// text) and, for streams, by the entry `id`; equal messages are told apart by delivery order.
 #include "app/gui/timeline_model.h"
 
 #include <algorithm>
-#include <charconv>
-#include <deque>
+#include <cctype>
+#include <limits>
 #include <set>
+#include <tuple>
+#include <unordered_map>
 
 #include "sim/core/cmdline.h"
-#include "sim/core/reply.h"
-#include "sim/fake/server.h"
+#include "sim/scenario/engine.h"  // format_time: the same words as `redlab show`
 
 namespace redlab::gui {
 
@@ -45,7 +52,9 @@ const char* item_kind_name(ItemKind kind) {
     case ItemKind::hold:
       return "lock held";
     case ItemKind::ttl:
-      return "lock key TTL";
+      return "key TTL";
+    case ItemKind::served:
+      return "served";
     case ItemKind::gap:
       return "disconnected";
     case ItemKind::error:
@@ -66,6 +75,50 @@ const char* item_kind_name(ItemKind kind) {
   return "?";
 }
 
+std::string ttl_left_text(const KeyRow& key) {
+  if (key.expire_at_ms < 0) return "no TTL";
+  if (key.ttl_ms == -2) return "TTL unknown";
+  if (key.ttl_ms <= 0) return "expiring";
+  return scenario::format_time(key.ttl_ms * kUsPerMs) + " left";
+}
+
+namespace {
+
+std::string field_value(const TraceField& f) {
+  if (const auto* n = std::get_if<int64_t>(&f.value)) return std::to_string(*n);
+  if (const auto* s = std::get_if<std::string>(&f.value)) return *s;
+  std::string out;
+  for (const std::string& s : std::get<std::vector<std::string>>(f.value))
+    out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string cut(std::string s, size_t max_chars) {
+  if (s.size() > max_chars) s = s.substr(0, max_chars > 3 ? max_chars - 3 : 0) + "...";
+  return s;
+}
+
+}  // namespace
+
+std::string event_summary(const TraceEvent& e, size_t max_chars) {
+  if (const auto* argv = e.list(F::argv); argv && !argv->empty())
+    return command_line(*argv, max_chars);
+  if (!e.text.empty()) return cut(e.text, max_chars);
+  if (const auto* error = e.str(F::error)) return cut(*error, max_chars);
+  if (const auto* reply = e.str(F::reply)) return cut(*reply, max_chars);
+  std::string out;
+  for (const TraceField& f : e.fields)
+    out += (out.empty() ? "" : " ") + std::string(field_info(f.key).name) + "=" + field_value(f);
+  return cut(out, max_chars);
+}
+
+std::vector<std::string> event_fields(const TraceEvent& e) {
+  std::vector<std::string> out;
+  for (const TraceField& f : e.fields)
+    out.push_back(std::string(field_info(f.key).name) + ": " + field_value(f));
+  return out;
+}
+
 size_t Row::first_reaching(TimeUs t) const {
   return static_cast<size_t>(std::lower_bound(max_to_us.begin(), max_to_us.end(), t) -
                              max_to_us.begin());
@@ -73,73 +126,90 @@ size_t Row::first_reaching(TimeUs t) const {
 
 namespace {
 
-// ---- Text helpers (the trace's text fields, docs/trace-format.md) ----
+// The kinds the model looks at, as numbers: one hash lookup per event instead of a chain of
+// string comparisons (a million-event trace is read in one pass).
+#define REDLAB_GUI_KINDS(X)                                                                        \
+  X(abandon)                                                                                       \
+  X(backoff)                                                                                       \
+  X(blocked)                                                                                       \
+  X(busy_reply)                                                                                    \
+  X(client_cut)                                                                                    \
+  X(clock_jump)                                                                                    \
+  X(command) X(conn_close) X(consume_error) X(dial) X(dial_failed) X(dial_timeout) X(eof) X(fault) \
+      X(hold_end) X(key_del) X(key_expired) X(key_set) X(lock_acquired) X(lock_extend_failed)      \
+          X(lock_extended) X(lock_gave_up) X(lock_lost) X(lock_release_failed) X(narration)        \
+              X(net_buffer_lost) X(net_disconnect) X(net_drop) X(net_refused) X(net_server_close)  \
+                  X(no_reply) X(note) X(pool_stats) X(pool_stats_sample) X(pool_timeout)           \
+                      X(pool_wait) X(pool_wait_deadline) X(publish) X(published) X(pubsub_confirm) \
+                          X(pubsub_disconnected) X(pubsub_gave_up) X(pubsub_message)               \
+                              X(pubsub_resubscribe) X(read_timeout) X(resource_accept)             \
+                                  X(resource_reject) X(resource_start) X(run_start) X(script_busy) \
+                                      X(script_end) X(script_killed) X(script_start) X(served)     \
+                                          X(server_command) X(server_restart) X(server_start)      \
+                                              X(setup) X(sleep) X(stream_message)                  \
+                                                  X(subscribe_failed) X(tx_aborted) X(tx_error)    \
+                                                      X(tx_gave_up) X(unblocked) X(violation)      \
+                                                          X(watch_gave_up) X(work)
 
-std::string_view first_word(std::string_view s) {
-  size_t end = s.find(' ');
-  return end == std::string_view::npos ? s : s.substr(0, end);
+enum class K : uint8_t {
+  other,
+#define REDLAB_GUI_KIND_ENUM(name) name,
+  REDLAB_GUI_KINDS(REDLAB_GUI_KIND_ENUM)
+#undef REDLAB_GUI_KIND_ENUM
+};
+
+K kind_of(std::string_view kind) {
+  static const std::unordered_map<std::string_view, K> table = {
+#define REDLAB_GUI_KIND_ENTRY(name) {#name, K::name},
+      REDLAB_GUI_KINDS(REDLAB_GUI_KIND_ENTRY)
+#undef REDLAB_GUI_KIND_ENTRY
+  };
+  auto it = table.find(kind);
+  return it == table.end() ? K::other : it->second;
 }
 
-// A lock name from "lock:job:42 ..." or "lock:job:42: why": the first word, ':' dropped.
-std::string lock_of(std::string_view text) {
-  std::string_view w = first_word(text);
-  if (!w.empty() && w.back() == ':') w.remove_suffix(1);
-  return std::string(w);
-}
-
-bool parse_int(std::string_view s, int64_t& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-// The integer after `key` ("ttl=" in "... ttl=10000 ms"), or fallback.
-int64_t int_after(std::string_view text, std::string_view key, int64_t fallback) {
-  size_t at = text.find(key);
-  if (at == std::string_view::npos) return fallback;
-  std::string_view rest = text.substr(at + key.size());
-  size_t end = 0;
-  while (end < rest.size() &&
-         (std::isdigit(static_cast<unsigned char>(rest[end])) || (end == 0 && rest[end] == '-')))
-    end++;
-  int64_t v = 0;
-  return parse_int(rest.substr(0, end), v) ? v : fallback;
-}
-
-// "12.0 s", "1.5 s", "350 ms", "8000 us" (format_time and fault texts) -> microseconds.
-std::optional<TimeUs> parse_duration(std::string_view number, std::string_view unit) {
-  int64_t whole = 0, frac = 0, frac_scale = 1;
-  size_t dot = number.find('.');
-  std::string_view int_part = number.substr(0, dot);
-  if (!parse_int(int_part, whole)) return std::nullopt;
-  if (dot != std::string_view::npos) {
-    std::string_view f = number.substr(dot + 1);
-    if (f.empty() || f.size() > 6 || !parse_int(f, frac)) return std::nullopt;
-    for (size_t i = 0; i < f.size(); i++) frac_scale *= 10;
+// Kinds that are an error mark on the actor's lane (besides ending a span).
+bool is_error_kind(K k) {
+  switch (k) {
+    case K::read_timeout:
+    case K::eof:
+    case K::no_reply:
+    case K::dial_timeout:
+    case K::dial_failed:
+    case K::pool_timeout:
+    case K::pool_wait_deadline:
+    case K::lock_gave_up:
+    case K::lock_lost:
+    case K::lock_release_failed:
+    case K::lock_extend_failed:
+    case K::tx_gave_up:
+    case K::tx_error:
+    case K::tx_aborted:
+    case K::subscribe_failed:
+    case K::consume_error:
+    case K::pubsub_gave_up:
+    case K::pubsub_disconnected:
+    case K::abandon:
+    case K::watch_gave_up:
+      return true;
+    default:
+      return false;
   }
-  TimeUs scale = 0;
-  if (unit == "s")
-    scale = kUsPerSecond;
-  else if (unit == "ms")
-    scale = kUsPerMs;
-  else if (unit == "us")
-    scale = 1;
-  else
-    return std::nullopt;
-  return whole * scale + frac * scale / frac_scale;
 }
 
-// The first "<number> <unit>" after `key` in text.
-std::optional<TimeUs> duration_after(std::string_view text, std::string_view key) {
-  size_t at = text.find(key);
-  if (at == std::string_view::npos) return std::nullopt;
-  std::string_view rest = text.substr(at + key.size());
-  size_t space = rest.find(' ');
-  if (space == std::string_view::npos) return std::nullopt;
-  std::string_view unit = rest.substr(space + 1);
-  size_t unit_end = 0;
-  while (unit_end < unit.size() && std::isalpha(static_cast<unsigned char>(unit[unit_end])))
-    unit_end++;
-  return parse_duration(rest.substr(0, space), unit.substr(0, unit_end));
+// Network events about a connection that are an error mark on the lane of its dialler.
+bool is_net_error_kind(K k) {
+  return k == K::net_disconnect || k == K::net_drop || k == K::net_server_close ||
+         k == K::net_buffer_lost || k == K::net_refused;
+}
+
+// Whether the event that ends a span says it ended badly.
+bool ends_in_error(const TraceEvent& e, K k) {
+  if (e.has(F::error)) return true;
+  if (k == K::read_timeout || k == K::eof || k == K::no_reply || k == K::pool_timeout ||
+      k == K::pool_wait_deadline || k == K::dial_timeout || k == K::dial_failed)
+    return true;
+  return k == K::hold_end && e.str_or(F::reason) == "lost";
 }
 
 std::string upper(std::string_view s) {
@@ -148,76 +218,9 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-bool is_word_in(std::string_view text, std::string_view word) {
-  if (word.empty()) return false;
-  for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
-    auto boundary = [](char c) {
-      return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-    };
-    bool left = at == 0 || boundary(text[at - 1]);
-    size_t end = at + word.size();
-    bool right = end >= text.size() || boundary(text[end]) || text[end] == '\'';
-    if (left && right) return true;
-  }
-  return false;
-}
-
-// "[\"subscribe\" \"news\" (integer) 1]" / "[\"jobs\" \"x\"]" -> its words, unquoted.
-std::vector<std::string> array_words(std::string_view text) {
-  if (text.size() >= 2 && text.front() == '[' && text.back() == ']')
-    text = text.substr(1, text.size() - 2);
-  auto words = split_args(text);
-  return words ? *words : std::vector<std::string>{};
-}
-
-// Kinds that are an error mark on the actor's lane (besides closing a span).
-bool is_error_kind(std::string_view kind) {
-  static const std::set<std::string_view> kinds = {"read_timeout",
-                                                   "eof",
-                                                   "dial_timeout",
-                                                   "dial_failed",
-                                                   "pool_timeout",
-                                                   "pool_wait_deadline",
-                                                   "lock_gave_up",
-                                                   "lock_lost",
-                                                   "lock_release_failed",
-                                                   "lock_extend_failed",
-                                                   "tx_gave_up",
-                                                   "tx_error",
-                                                   "tx_aborted",
-                                                   "subscribe_failed",
-                                                   "consume_error",
-                                                   "pubsub_gave_up",
-                                                   "pubsub_disconnected",
-                                                   "abandon",
-                                                   "watch_gave_up",
-                                                   "net_disconnect",
-                                                   "net_drop",
-                                                   "net_server_close",
-                                                   "net_buffer_lost",
-                                                   "net_refused"};
-  return kinds.count(kind) != 0;
-}
-
-// A message's identity for matching a delivery to its PUBLISH: the channel and the first
-// characters of the payload as the trace shows it. Both sides may be cut (command lines at
-// 120 characters, pubsub_message payloads at 60) and quoted differently ("msg-1" vs msg-1),
-// so the key is a prefix of the quoted-or-bare payload with its quotes dropped; equal keys
-// are told apart by delivery order (pub/sub delivers in publish order).
-constexpr size_t kPayloadKeyChars = 40;
-std::string message_key(std::string_view channel, std::string_view raw_payload) {
-  bool quoted = !raw_payload.empty() && raw_payload.front() == '"';
-  if (quoted) raw_payload.remove_prefix(1);
-  if (quoted && !raw_payload.empty() && raw_payload.size() <= kPayloadKeyChars + 1 &&
-      raw_payload.back() == '"')
-    raw_payload.remove_suffix(1);
-  std::string key(channel);
-  key += '\n';
-  key += raw_payload.substr(0, kPayloadKeyChars);
-  return key;
-}
-
 constexpr size_t kCommandRowsMax = 4;  // per actor lane; more connections share rows
+constexpr size_t kKeyRowsMax = 8;      // TTL key rows per server lane; more keys share one
+constexpr int kServedRow = 1;          // a server lane's second row
 
 }  // namespace
 
@@ -225,87 +228,84 @@ constexpr size_t kCommandRowsMax = 4;  // per actor lane; more connections share
 
 struct RowRef {
   int lane = -1;
-  int row = -1;
+  int row = -1;  // -1: lane.bands[item]
   size_t item = 0;
 };
 
 struct TimelineModel::Builder {
-  struct OpenCommand {
+  struct OpenSpan {
     RowRef ref;
-    int64_t publish = -1;  // index into publishes, for PUBLISH / XADD
-    bool replay = false;   // a candidate for keyspace replay
+    RowRef mirror;  // a real server's "in flight" copy of a command (lane -1: none)
+    int64_t connection = -1;
   };
   struct Publish {
     std::string channel;  // pub/sub channel or stream
-    std::string payload;  // pub/sub: the message; streams: the entry id, set at the reply
     TimeUs sent_us = 0;
     TimeUs done_us = kOpenUs;  // the publisher had the reply
-    int64_t event = -1;
-    int lane = -1, row = -1;
+    int64_t event = -1;        // the PUBLISH / XADD command (the publish event until then)
+    int lane = -1, row = 0;
     bool stream = false;
+    bool failed = false;
     std::vector<std::string> delivered;  // subscribers that got it
     std::vector<std::string> lost;       // subscribers it is marked lost for
   };
   struct Subscriber {
     std::map<std::string, TimeUs> since_us;  // channel -> subscribed since
     std::map<std::string, size_t> checked;   // channel -> publishes settled for lost marks
-    std::optional<RowRef> gap;               // open disconnected gap
+    int64_t gap_span = 0;                    // the open disconnected gap's span
     TimeUs gap_from_us = 0;
   };
-  struct LiveKey {  // a lock key alive on a server (its TTL segment)
+  struct LiveKey {  // a key with a TTL on a server: its current segment
     RowRef ref;
-    std::string owner;
-    TimeUs ttl_us = 0;
+    int64_t set_event = -1;
+    int64_t expire_at_ms = -1;
+    TimeUs full_ttl_us = 0;
+    int32_t owner = -1;
+    int32_t group = -1;
   };
-  struct ReplayOp {
-    enum class Kind : uint8_t { command, restart, clock_jump };
-    Kind kind = Kind::command;
-    TimeUs time_us = 0;
-    int64_t connection = -1;  // -1: the admin connection (setup, server_command)
-    std::string line;         // command line (command), delta in us (clock_jump)
-  };
-
-  std::map<std::string, int> lane_by_name;
-  std::set<std::string> servers;
-  std::map<int64_t, std::string> conn_server;
-  std::map<int64_t, int> conn_owner;  // connection -> lane of the actor that dialled it
-  std::map<std::pair<int, int64_t>, int> conn_row;  // (lane, connection) -> row
-  std::map<std::pair<int, std::string>, int> lock_row;
-  std::map<int64_t, std::deque<OpenCommand>> open_commands;
-  std::map<std::string, RowRef> open_pool_wait, open_work;
-  std::map<std::string, RowRef> open_pause;
-  std::map<std::pair<std::string, std::string>, RowRef> open_hold;   // (actor, lock)
-  std::map<std::pair<std::string, std::string>, LiveKey> live_keys;  // (server, lock)
-  std::map<std::pair<std::string, std::string>, TimeUs> hold_ttl_us;
-  std::map<std::string, int64_t> last_connection;  // actor -> connection of its last reply
-  std::vector<Publish> publishes;
-  std::map<std::string, std::vector<int64_t>> publish_by_key;  // channel \n payload -> ids
-  std::map<std::string, std::vector<int64_t>> publish_by_channel;
-  std::map<std::string, Subscriber> subscribers;
   struct EarlyEntry {  // a stream entry read before its XADD's reply named its id
     TimeUs at_us = 0;
     int64_t event = -1;
     int lane = -1, row = -1;
   };
-  std::map<std::string, std::vector<EarlyEntry>> early_entries;
-  std::map<std::pair<std::string, std::string>, size_t> delivery_cursor;  // (key, receiver)
-  std::map<std::string, std::vector<ReplayOp>> replay_ops;                // server -> ops
-  std::map<std::pair<int, int>, size_t> dirty;  // (lane, row) -> first item to re-index
-  size_t arrows_sorted = 0;
-  TimeUs next_expiry_us = kOpenUs;
-  bool meta_read = false;
-};
+  using KeyId = std::tuple<std::string, int64_t, std::string>;  // (server, db, key)
 
-struct TimelineModel::Replay {
-  struct PerServer {
-    std::unique_ptr<fake::Server> server;
-    std::map<int64_t, fake::ClientId> clients;
-    size_t next_op = 0;
-    size_t ops_seen = 0;
-    TimeUs at_us = -1;
-    std::vector<KeyState> keys;
-  };
-  std::map<std::string, PerServer> servers;
+  std::unordered_map<std::string, int> lane_by_name;
+  std::map<std::pair<int, int64_t>, int> conn_row;       // (lane, connection) -> row
+  std::map<std::pair<int, std::string>, int> named_row;  // (lane, lock or key) -> row
+  std::map<int, size_t> key_rows;                        // server lane -> key rows made
+  std::unordered_map<int64_t, OpenSpan> open_spans;      // span id -> its item
+  std::map<int64_t, std::vector<int64_t>> open_on_conn;  // connection -> open command spans
+  std::map<std::pair<std::string, std::string>, RowRef> open_hold;  // (actor, lock)
+  std::map<KeyId, LiveKey> live_keys;
+  std::map<std::string, std::pair<TimeUs, int64_t>, std::less<>> clock;  // server -> base
+  std::vector<Publish> publishes;
+  std::unordered_map<int64_t, int64_t> publish_of_span;     // publish span -> publishes index
+  std::map<std::string, int64_t> publish_awaiting_command;  // actor -> publishes index
+  std::unordered_map<std::string, std::vector<int64_t>> publish_by_key;  // channel \n message|id
+  std::map<std::string, std::vector<int64_t>> publish_by_channel;        // pub/sub only
+  std::map<std::string, Subscriber> subscribers;
+  std::map<std::string, std::vector<EarlyEntry>> early_entries;
+  std::unordered_map<std::string, size_t> delivery_cursor;  // key \0 receiver -> next publish
+  // Rows whose max_to_us needs redoing: dirty_from[lane][row] is the first item to re-index
+  // (SIZE_MAX: clean), dirty_rows lists them. Vectors, not a map: every item added passes here.
+  std::vector<std::vector<size_t>> dirty_from;
+  std::vector<std::pair<int, int>> dirty_rows;
+  void mark_dirty(int lane, int row, size_t item) {
+    if (dirty_from.size() <= static_cast<size_t>(lane))
+      dirty_from.resize(static_cast<size_t>(lane) + 1);
+    auto& rows = dirty_from[static_cast<size_t>(lane)];
+    if (rows.size() <= static_cast<size_t>(row))
+      rows.resize(static_cast<size_t>(row) + 1, SIZE_MAX);
+    size_t& from = rows[static_cast<size_t>(row)];
+    if (from == SIZE_MAX) dirty_rows.emplace_back(lane, row);
+    from = std::min(from, item);
+  }
+  std::map<int64_t, int> dialler;                      // connection -> lane of its dial
+  std::map<int64_t, std::vector<Item>> pending_marks;  // connection -> marks awaiting its dial
+  std::set<std::string, std::less<>> clients_only;     // servers whose lane is what clients saw
+  bool real_backend = false;                           // meta backend != fake
+  size_t arrows_sorted = 0;
 };
 
 TimelineModel::TimelineModel() : builder_(std::make_unique<Builder>()) {}
@@ -313,18 +313,8 @@ TimelineModel::~TimelineModel() = default;
 TimelineModel::TimelineModel(TimelineModel&&) noexcept = default;
 TimelineModel& TimelineModel::operator=(TimelineModel&&) noexcept = default;
 
-// Everything goes, the caller's violations too: they belong to the run that was shown.
 void TimelineModel::reset() {
   *this = TimelineModel();
-}
-
-void TimelineModel::set_violations(std::vector<ViolationRegion> regions) {
-  violations_given_ = !regions.empty();
-  given_violations_ = std::move(regions);
-}
-
-const std::vector<ViolationRegion>& TimelineModel::violations() const {
-  return violations_given_ ? given_violations_ : parsed_violations_;
 }
 
 int TimelineModel::lane_index(const std::string& name) const {
@@ -332,30 +322,49 @@ int TimelineModel::lane_index(const std::string& name) const {
   return it == builder_->lane_by_name.end() ? -1 : it->second;
 }
 
-std::string TimelineModel::server_of(int64_t connection) const {
-  auto it = builder_->conn_server.find(connection);
-  return it == builder_->conn_server.end() ? std::string() : it->second;
-}
-
 std::optional<TimeUs> TimelineModel::next_event_after(TimeUs t) const {
   size_t i = first_event_after(t);
-  if (i >= event_times_us_.size()) return std::nullopt;
-  return event_times_us_[i];
+  if (i >= events_seen_) return std::nullopt;
+  return trace_->events()[i].time_us;
 }
 
 size_t TimelineModel::first_event_after(TimeUs t) const {
-  return static_cast<size_t>(std::upper_bound(event_times_us_.begin(), event_times_us_.end(), t) -
-                             event_times_us_.begin());
+  if (!trace_) return 0;
+  const auto& events = trace_->events();
+  auto end = events.begin() + static_cast<std::ptrdiff_t>(events_seen_);
+  return static_cast<size_t>(
+      std::upper_bound(events.begin(), end, t,
+                       [](TimeUs v, const TraceEvent& e) { return v < e.time_us; }) -
+      events.begin());
+}
+
+std::vector<KeyRow> TimelineModel::keyspace_at(const std::string& server, TimeUs t) const {
+  std::vector<KeyRow> out;
+  if (!index_.has_server_events(server)) return out;
+  const int64_t clock_ms = index_.server_clock_ms(server, t);
+  for (const KeyState& k : index_.keyspace_at(server, t)) {
+    KeyRow row{k.db, k.key, k.type, k.value, k.expire_at_ms, -1};
+    if (k.expire_at_ms >= 0)
+      row.ttl_ms = clock_ms < 0 ? -2 : std::max<int64_t>(0, k.expire_at_ms - clock_ms);
+    out.push_back(std::move(row));
+  }
+  return out;
 }
 
 int TimelineModel::lane_for(const std::string& name, LaneKind kind) {
-  auto [it, inserted] = builder_->lane_by_name.try_emplace(name, static_cast<int>(lanes_.size()));
+  Builder& b = *builder_;
+  auto [it, inserted] = b.lane_by_name.try_emplace(name, static_cast<int>(lanes_.size()));
   if (inserted) {
     Lane lane;
     lane.name = name;
     lane.kind = kind;
     // Row 0 of every lane: actors' steps (work, sleep, pool waits, marks), servers' events.
     lane.rows.push_back(Row{kind == LaneKind::actor ? "steps" : "events", -1, {}, {}});
+    if (kind == LaneKind::server) {
+      bool seen = b.real_backend || b.clients_only.count(name);
+      lane.rows.push_back(Row{seen ? "in flight" : "served", -1, {}, {}});
+      if (seen) lane.caption = kSeenByClients;
+    }
     lanes_.push_back(std::move(lane));
   }
   return it->second;
@@ -364,24 +373,35 @@ int TimelineModel::lane_for(const std::string& name, LaneKind kind) {
 bool TimelineModel::same_content(const TimelineModel& other) const {
   return lanes_ == other.lanes_ && arrows_ == other.arrows_ && notes_ == other.notes_ &&
          locks_ == other.locks_ && pool_ == other.pool_ &&
-         client_options_ == other.client_options_ && violations() == other.violations() &&
-         event_times_us_ == other.event_times_us_ && end_us_ == other.end_us_;
+         client_options_ == other.client_options_ && violations_ == other.violations_ &&
+         events_seen_ == other.events_seen_ && end_us_ == other.end_us_;
 }
 
 void TimelineModel::update(const Trace& trace) {
   const auto& events = trace.events();
-  if (events.size() < events_seen_) reset();
+  if (&trace != trace_ || events.size() < events_seen_) {
+    reset();
+    trace_ = &trace;
+  }
   Builder& b = *builder_;
-  if (!b.meta_read || meta_.size() != trace.meta().size()) {
+  if (meta_.size() != trace.meta().size()) {
     meta_ = trace.meta();
     client_options_.clear();
     for (const auto& [key, value] : meta_)
       if (key.rfind("client.", 0) == 0) client_options_[key.substr(7)] = value;
-    b.meta_read = true;
+    // A trace of a real backend: its server lanes hold what the clients saw.
+    auto backend = meta_.find("backend");
+    b.real_backend = backend != meta_.end() && backend->second != "fake";
+    if (b.real_backend)
+      for (Lane& lane : lanes_)
+        if (lane.kind == LaneKind::server) {
+          lane.caption = kSeenByClients;
+          lane.rows[kServedRow].label = "in flight";
+        }
   }
   if (events.size() == events_seen_) return;
-  event_times_us_.reserve(events.size());
-  for (size_t i = events_seen_; i < events.size(); i++) consume(trace, i);
+  index_.update(trace);
+  for (size_t i = events_seen_; i < events.size(); i++) consume(i);
   events_seen_ = events.size();
   finish_update();
 }
@@ -390,16 +410,18 @@ void TimelineModel::update(const Trace& trace) {
 // arrows appended since the last update (merged into time order).
 void TimelineModel::finish_update() {
   Builder& b = *builder_;
-  for (const auto& [key, from] : b.dirty) {
-    Row& row = lanes_[key.first].rows[key.second];
+  for (const auto& [lane, row_index] : b.dirty_rows) {
+    size_t& from = b.dirty_from[static_cast<size_t>(lane)][static_cast<size_t>(row_index)];
+    Row& row = lanes_[lane].rows[row_index];
     size_t start = std::min(from, row.max_to_us.size());
+    from = SIZE_MAX;
     row.max_to_us.resize(row.items.size());
     for (size_t i = start; i < row.items.size(); i++) {
       TimeUs before = i == 0 ? std::numeric_limits<TimeUs>::min() : row.max_to_us[i - 1];
       row.max_to_us[i] = std::max(before, row.items[i].to_us);
     }
   }
-  b.dirty.clear();
+  b.dirty_rows.clear();
   if (b.arrows_sorted < arrows_.size()) {
     auto by_time = [](const Arrow& a, const Arrow& c) {
       return std::tie(a.from_us, a.to_us, a.to_lane) < std::tie(c.from_us, c.to_us, c.to_lane);
@@ -417,72 +439,79 @@ void TimelineModel::finish_update() {
 
 // ---- The per-event pass ----
 
-void TimelineModel::consume(const Trace& trace, size_t index) {
+void TimelineModel::consume(size_t index) {
   Builder& b = *builder_;
-  const TraceEvent& e = trace.events()[index];
+  const TraceEvent& e = trace_->events()[index];
   const auto event_index = static_cast<int64_t>(index);
   const TimeUs t = e.time_us;
-  event_times_us_.push_back(t);
   end_us_ = std::max(end_us_, t);
-  const std::string& kind = e.kind;
+  const K k = kind_of(e.kind);
 
   auto add = [&](int lane, int row, Item item) -> RowRef {
     Row& r = lanes_[lane].rows[row];
     r.items.push_back(item);
-    b.dirty.try_emplace({lane, row}, r.items.size() - 1);
+    b.mark_dirty(lane, row, r.items.size() - 1);
     return RowRef{lane, row, r.items.size() - 1};
   };
   auto item_at = [&](const RowRef& ref) -> Item& {
-    return lanes_[ref.lane].rows[ref.row].items[ref.item];
+    return ref.row < 0 ? lanes_[ref.lane].bands[ref.item]
+                       : lanes_[ref.lane].rows[ref.row].items[ref.item];
   };
-  auto close = [&](const RowRef& ref, TimeUs to_us, int64_t end_event, uint8_t extra_flags) {
+  auto close = [&](const RowRef& ref, uint8_t extra_flags) {
     Item& item = item_at(ref);
-    item.to_us = to_us;
-    item.end_event = end_event;
+    item.to_us = t;
+    item.end_event = event_index;
     item.flags = static_cast<uint8_t>((item.flags & ~kItemOpen) | extra_flags);
-    auto [it, inserted] = b.dirty.try_emplace({ref.lane, ref.row}, ref.item);
-    if (!inserted) it->second = std::min(it->second, ref.item);
+    if (ref.row < 0) return;
+    b.mark_dirty(ref.lane, ref.row, ref.item);
   };
-  auto open_item = [&](ItemKind k) {
+  auto open_item = [&](ItemKind item_kind) {
     Item item;
     item.from_us = t;
     item.to_us = kOpenUs;
     item.begin_event = event_index;
-    item.kind = k;
+    item.kind = item_kind;
     item.flags = kItemOpen;
     return item;
   };
-  auto mark = [&](ItemKind k) {
+  auto mark = [&](ItemKind item_kind) {
     Item item;
     item.from_us = item.to_us = t;
     item.begin_event = event_index;
-    item.kind = k;
+    item.kind = item_kind;
     return item;
   };
-  auto lock_group = [&](const std::string& lock) {
-    auto it = std::find(locks_.begin(), locks_.end(), lock);
+  // A span whose begin event knows its end (served, backoff, a stall).
+  auto timed = [&](ItemKind item_kind, TimeUs duration_us) {
+    Item item = mark(item_kind);
+    item.to_us = t + std::max<TimeUs>(duration_us, 0);
+    return item;
+  };
+  auto group_of = [&](const std::string& name) {
+    auto it = std::find(locks_.begin(), locks_.end(), name);
     if (it != locks_.end()) return static_cast<int32_t>(it - locks_.begin());
-    locks_.push_back(lock);
+    locks_.push_back(name);
     return static_cast<int32_t>(locks_.size() - 1);
   };
-  auto server_of_actor = [&](const std::string& actor) -> std::string {
-    auto it = b.last_connection.find(actor);
-    if (it != b.last_connection.end()) {
-      auto s = b.conn_server.find(it->second);
-      if (s != b.conn_server.end()) return s->second;
+  // A row named after a lock (actor lanes) or a key (server lanes), made on first use.
+  auto named_row = [&](int lane, const std::string& name) {
+    auto found = b.named_row.find({lane, name});
+    if (found != b.named_row.end()) return found->second;
+    Lane& l = lanes_[lane];
+    int row;
+    if (l.kind == LaneKind::server && b.key_rows[lane] >= kKeyRowsMax) {
+      // Past the cap every further key shares the last key row.
+      row = static_cast<int>(l.rows.size() - 1);
+      std::string& label = l.rows[row].label;
+      if (label != "other keys") label = "other keys";
+    } else {
+      l.rows.push_back(Row{name, -1, {}, {}});
+      row = static_cast<int>(l.rows.size() - 1);
+      if (l.kind == LaneKind::server) b.key_rows[lane]++;
     }
-    return b.servers.empty() ? std::string("redis") : *b.servers.begin();
+    b.named_row[{lane, name}] = row;
+    return row;
   };
-  auto lock_row_of = [&](int lane, const std::string& lock) {
-    auto [it, inserted] = b.lock_row.try_emplace({lane, lock}, 0);
-    if (inserted) {
-      lanes_[lane].rows.push_back(Row{lock, -1, {}, {}});
-      it->second = static_cast<int>(lanes_[lane].rows.size() - 1);
-    }
-    return it->second;
-  };
-  // Owner lane of a connection (net_* events name "net" as their actor).
-  auto actor_lane = [&](const std::string& actor) { return lane_for(actor, LaneKind::actor); };
   // A connection's command row: the first command row that is idle (its last span ended),
   // else a new row up to kCommandRowsMax, else the row idle longest. Rows thus show
   // concurrency: sequential calls over a pool's connections share a row, parallel ones don't.
@@ -519,45 +548,45 @@ void TimelineModel::consume(const Trace& trace, size_t index) {
     b.conn_row[{lane, connection}] = row;
     return row;
   };
-
-  // Lock keys whose TTL ran out before this event: the key expired on the server.
-  if (t > b.next_expiry_us) {
-    b.next_expiry_us = kOpenUs;
-    for (auto it = b.live_keys.begin(); it != b.live_keys.end();) {
-      Item& seg = item_at(it->second.ref);
-      if (seg.deadline_us < t) {
-        close(it->second.ref, seg.deadline_us, -1, 0);
-        Item expired;
-        expired.from_us = expired.to_us = seg.deadline_us;
-        expired.begin_event = seg.begin_event;
-        expired.kind = ItemKind::expired;
-        expired.group = seg.group;
-        add(it->second.ref.lane, 0, expired);
-        it = b.live_keys.erase(it);
-      } else {
-        b.next_expiry_us = std::min(b.next_expiry_us, seg.deadline_us);
-        ++it;
-      }
-    }
-  }
-  auto start_key_segment = [&](const std::string& server, const std::string& lock,
-                               const std::string& owner, TimeUs ttl_us, int32_t group) {
-    int lane = lane_for(server, LaneKind::server);
-    int row = lock_row_of(lane, lock);
-    auto key = std::make_pair(server, lock);
-    if (auto live = b.live_keys.find(key); live != b.live_keys.end()) {
-      close(live->second.ref, t, event_index, 0);
-      b.live_keys.erase(live);
-    }
+  auto server_lane = [&](const std::string& name) { return lane_for(name, LaneKind::server); };
+  auto actor_lane = [&](const std::string& name) { return lane_for(name, LaneKind::actor); };
+  // The lane of the actor whose command (span `cause`) made the server act; -1 if unknown.
+  auto lane_of_cause = [&](int64_t cause) -> int32_t {
+    size_t begin = index_.span_begin(cause);
+    if (begin == kNoEvent || begin >= index) return -1;
+    const std::string& actor = trace_->events()[begin].actor;
+    return actor.empty() ? -1 : actor_lane(actor);
+  };
+  // When the server's clock reaches clock_ms (the TTL's zero), on the clock's current base;
+  // -1 if the trace does not say what the server's clock reads.
+  auto time_of_clock = [&](const std::string& server, int64_t clock_ms) -> TimeUs {
+    auto it = b.clock.find(server);
+    if (it == b.clock.end()) return -1;
+    return it->second.first + (clock_ms - it->second.second) * kUsPerMs;
+  };
+  // A key's TTL segment from now, with the deadline its expire_at_ms gives on the current clock.
+  auto open_segment = [&](const std::string& server, const std::string& key_name,
+                          Builder::LiveKey& live) {
+    int lane = server_lane(server);
+    int row = named_row(lane, key_name);
     Item seg = open_item(ItemKind::ttl);
-    seg.deadline_us = t + ttl_us;
-    seg.ttl_us = ttl_us;
-    seg.group = group;
-    // A TTL segment is open until cut; its planned end is the deadline.
-    seg.to_us = seg.deadline_us;
-    seg.flags = 0;
-    b.live_keys[key] = Builder::LiveKey{add(lane, row, seg), owner, ttl_us};
-    b.next_expiry_us = std::min(b.next_expiry_us, seg.deadline_us);
+    seg.begin_event = live.set_event;
+    TimeUs deadline = time_of_clock(server, live.expire_at_ms);
+    if (deadline >= 0) {
+      seg.deadline_us = deadline;
+      if (live.full_ttl_us <= 0) live.full_ttl_us = std::max<TimeUs>(deadline - t, 1);
+      seg.ttl_us = live.full_ttl_us;
+    }
+    seg.group = live.group;
+    seg.owner = live.owner;
+    live.ref = add(lane, row, seg);
+  };
+  auto end_key = [&](const Builder::KeyId& id, uint8_t flags) {
+    auto live = b.live_keys.find(id);
+    if (live == b.live_keys.end()) return false;
+    close(live->second.ref, flags);
+    b.live_keys.erase(live);
+    return true;
   };
   // Matches a delivery to the oldest publish with its key not yet delivered to receiver (a
   // cursor per key and receiver, so a million equal payloads stay linear).
@@ -568,7 +597,7 @@ void TimelineModel::consume(const Trace& trace, size_t index) {
       if (stream) b.early_entries[key].push_back(Builder::EarlyEntry{t, event_index, lane, row});
       return;
     }
-    size_t& cursor = b.delivery_cursor[{key, receiver}];
+    size_t& cursor = b.delivery_cursor[key + '\0' + receiver];
     for (; cursor < found->second.size(); cursor++) {
       Builder::Publish& p = b.publishes[found->second[cursor]];
       if (std::find(p.lost.begin(), p.lost.end(), receiver) != p.lost.end()) continue;
@@ -588,264 +617,26 @@ void TimelineModel::consume(const Trace& trace, size_t index) {
       return;
     }
   };
-
-  // ---- Run-level events: no lane ----
-  if (e.actor.empty()) {
-    if (kind == "narration") notes_.push_back(Note{t, event_index, "", e.text});
-    if (kind == "check") {
-      // "NAME: violated: SUMMARY" -> a region from the "from X to Y" (or "at X") in it.
-      size_t colon = e.text.find(": violated: ");
-      if (colon == std::string::npos) return;
-      ViolationRegion region;
-      region.check = e.text.substr(0, colon);
-      region.text = e.text.substr(colon + 12);
-      std::optional<TimeUs> from = duration_after(region.text, "from ");
-      std::optional<TimeUs> to = duration_after(region.text, " to ");
-      if (!from) from = duration_after(region.text, " at ");
-      if (!from) from = duration_after(region.text, "since ");
-      if (!from) return;
-      region.from_us = *from;
-      region.to_us = to && *to >= *from ? *to : *from;
-      for (const Lane& lane : lanes_)
-        if (lane.kind == LaneKind::actor && is_word_in(region.text, lane.name))
-          region.who.push_back(lane.name);
-      parsed_violations_.push_back(std::move(region));
-    }
-    return;
-  }
-
-  // ---- Servers and the network ----
-  if (kind == "setup") {
-    b.servers.insert(e.actor);
-    lane_for(e.actor, LaneKind::server);
-    size_t arrow = e.text.rfind(" -> ");
-    b.replay_ops[e.actor].push_back(
-        {Builder::ReplayOp::Kind::command, t, -1, e.text.substr(0, arrow)});
-    return;
-  }
-  if (kind == "server_command") {
-    b.servers.insert(e.actor);
-    int lane = lane_for(e.actor, LaneKind::server);
-    add(lane, 0, mark(ItemKind::fault));
-    b.replay_ops[e.actor].push_back({Builder::ReplayOp::Kind::command, t, -1, e.text});
-    return;
-  }
-  if (e.actor == "net") {
-    if (kind == "clock_jump" || kind == "server_replaced") {
-      std::string server(first_word(e.text));
-      int lane = lane_for(server, LaneKind::server);
-      add(lane, 0, mark(ItemKind::fault));
-      if (kind == "server_replaced") {
-        b.replay_ops[server].push_back({Builder::ReplayOp::Kind::restart, t, -1, ""});
-        // The restarted server lost its keys: live lock keys end here.
-        for (auto it = b.live_keys.begin(); it != b.live_keys.end();) {
-          if (it->first.first != server) {
-            ++it;
-            continue;
-          }
-          close(it->second.ref, t, event_index, 0);
-          it = b.live_keys.erase(it);
-        }
-      } else {
-        size_t space = e.text.find(' ');
-        std::string delta = space == std::string::npos ? "0" : e.text.substr(space + 1);
-        b.replay_ops[server].push_back(
-            {Builder::ReplayOp::Kind::clock_jump, t, -1, std::string(first_word(delta))});
-      }
-      return;
-    }
-    if (e.connection >= 0 && is_error_kind(kind)) {
-      // Shown on the lane of whoever dialled the connection.
-      if (auto owner = b.conn_owner.find(e.connection); owner != b.conn_owner.end())
-        add(owner->second, 0, mark(ItemKind::error));
-    }
-    return;  // net_partition / net_refuse_*: the host's fault event already shows them
-  }
-  if (kind == "fault") {
-    bool server = b.servers.count(e.actor) != 0;
-    int lane = lane_for(e.actor, server ? LaneKind::server : LaneKind::actor);
-    if (e.text.rfind("pause", 0) == 0) {
-      if (!b.open_pause.count(e.actor)) {
-        lanes_[lane].bands.push_back(open_item(ItemKind::pause));
-        b.open_pause[e.actor] = RowRef{lane, -1, lanes_[lane].bands.size() - 1};
-      }
-    } else if (e.text == "resume") {
-      if (auto it = b.open_pause.find(e.actor); it != b.open_pause.end()) {
-        Item& band = lanes_[lane].bands[it->second.item];
-        band.to_us = t;
-        band.end_event = event_index;
-        band.flags = 0;
-        b.open_pause.erase(it);
-      }
-    } else if (auto stall = duration_after(e.text, "stalls for ")) {
-      Item band = mark(ItemKind::pause);
-      band.to_us = t + *stall;
-      lanes_[lane].bands.push_back(band);
-    }
-    add(lane, 0, mark(ItemKind::fault));
-    return;
-  }
-  // Pool statistics and the pool's own closes name the client process, not an actor.
-  if (kind == "pool_stats" || kind == "pool_stats_sample") {
-    PoolSample s;
-    s.time_us = t;
-    s.hits = int_after(e.text, "hits=", 0);
-    s.misses = int_after(e.text, "misses=", 0);
-    s.timeouts = int_after(e.text, "timeouts=", 0);
-    s.total = int_after(e.text, "total=", 0);
-    s.idle = int_after(e.text, "idle=", 0);
-    s.stale = int_after(e.text, "stale=", 0);
-    pool_[e.actor].push_back(s);
-    return;
-  }
-  if (kind == "conn_close") {
-    // Commands still open on a closed connection never get their reply.
-    if (auto it = b.open_commands.find(e.connection); it != b.open_commands.end()) {
-      for (const auto& open : it->second) close(open.ref, t, event_index, kItemErrorReply);
-      b.open_commands.erase(it);
-    }
-    return;
-  }
-
-  // ---- Actor events ----
-  const int lane = actor_lane(e.actor);
-  if (kind == "dial") {
-    b.conn_server[e.connection] = e.text;
-    b.conn_owner[e.connection] = lane;
-    b.servers.insert(e.text);
-    lane_for(e.text, LaneKind::server);
-    return;
-  }
-  if (kind == "command") {
-    int row = conn_row_of(lane, e.connection);
-    Builder::OpenCommand open{add(lane, row, open_item(ItemKind::command)), -1, false};
-    std::string_view text = e.text;
-    std::string name = upper(first_word(text));
-    // "PUBLISH channel payload" (the payload possibly quoted and cut: no split_args here).
-    std::string_view after_name = text.substr(std::min(text.size(), name.size() + 1));
-    std::string_view channel = first_word(after_name);
-    std::string_view payload = after_name.substr(std::min(after_name.size(), channel.size() + 1));
-    if ((name == "PUBLISH" || name == "SPUBLISH") && !channel.empty()) {
-      Builder::Publish p{std::string(channel),
-                         std::string(payload),
-                         t,
-                         kOpenUs,
-                         event_index,
-                         lane,
-                         row,
-                         false,
-                         {},
-                         {}};
-      open.publish = static_cast<int64_t>(b.publishes.size());
-      b.publish_by_key[message_key(channel, payload)].push_back(open.publish);
-      b.publish_by_channel[p.channel].push_back(open.publish);
-      b.publishes.push_back(std::move(p));
-    } else if (name == "XADD" && !channel.empty()) {
-      Builder::Publish p{
-          std::string(channel), "", t, kOpenUs, event_index, lane, row, true, {}, {}};
-      open.publish = static_cast<int64_t>(b.publishes.size());
-      b.publishes.push_back(std::move(p));
-    }
-    // command_line cuts long lines to 120 characters and "...": those cannot be replayed.
-    bool cut = e.text.size() >= 117 && e.text.compare(e.text.size() - 3, 3, "...") == 0;
-    open.replay = !name.empty() && !cut;
-    b.open_commands[e.connection].push_back(open);
-    return;
-  }
-  if (kind == "reply" || kind == "read_timeout" || kind == "eof" || kind == "pubsub_confirm") {
-    if (kind == "read_timeout" || kind == "eof") add(lane, 0, mark(ItemKind::error));
-    if (kind == "pubsub_confirm") {
-      auto words = array_words(e.text);
-      if (words.size() >= 2 && (words[0] == "subscribe" || words[0] == "ssubscribe"))
-        b.subscribers[e.actor].since_us.try_emplace(words[1], t);
-    }
-    b.last_connection[e.actor] = e.connection;
-    auto it = b.open_commands.find(e.connection);
-    if (it == b.open_commands.end() || it->second.empty()) return;
-    Builder::OpenCommand open = it->second.front();
-    it->second.pop_front();
-    bool error = kind != "reply" || e.text.rfind("(error)", 0) == 0;
-    close(open.ref, t, event_index, error ? kItemErrorReply : 0);
-    if (open.publish >= 0) {
-      Builder::Publish& p = b.publishes[open.publish];
-      p.done_us = t;
-      if (p.stream && !error) {
-        auto words = array_words(e.text);
-        if (words.size() == 1) {
-          p.payload = words[0];
-          std::string key = p.channel + '\n' + p.payload;
-          b.publish_by_key[key].push_back(open.publish);
-          // A consumer can read the entry before the producer has XADD's reply.
-          if (auto early = b.early_entries.find(key); early != b.early_entries.end()) {
-            for (const Builder::EarlyEntry& entry : early->second)
-              arrows_.push_back(Arrow{p.sent_us, entry.at_us, p.lane, p.row, entry.lane, entry.row,
-                                      p.event, entry.event, false, true});
-            b.early_entries.erase(early);
-          }
-        }
-      }
-    }
-    if (open.replay && !error && kind == "reply") {
-      std::string server = server_of(e.connection);
-      const TraceEvent& command = trace.events()[item_at(open.ref).begin_event];
-      if (!server.empty())
-        b.replay_ops[server].push_back(
-            {Builder::ReplayOp::Kind::command, t, e.connection, command.text + '\n' + e.text});
-    }
-    return;
-  }
-  if (kind == "pubsub_message") {
-    size_t colon = e.text.find(": ");
-    if (colon == std::string::npos) return;
-    std::string_view text = e.text;
-    deliver(message_key(text.substr(0, colon), text.substr(colon + 2)), e.actor, lane,
-            conn_row_of(lane, e.connection), false);
-    return;
-  }
-  if (kind == "stream_message") {
-    std::string_view text = e.text;
-    std::string_view stream = first_word(text);
-    std::string_view rest = text.substr(std::min(text.size(), stream.size() + 1));
-    deliver(std::string(stream) + '\n' + std::string(first_word(rest)), e.actor, lane, 0, true);
-    return;
-  }
-  if (kind == "pubsub_disconnected") {
-    add(lane, 0, mark(ItemKind::error));
-    Builder::Subscriber& s = b.subscribers[e.actor];
-    if (!s.gap) {
-      s.gap = add(lane, 0, open_item(ItemKind::gap));
-      s.gap_from_us = t;
-    }
-    return;
-  }
-  if (kind == "pubsub_resubscribe" || kind == "pubsub_gave_up") {
-    Builder::Subscriber& s = b.subscribers[e.actor];
-    TimeUs gap_from_us = s.gap ? s.gap_from_us : t;
-    if (s.gap) {
-      close(*s.gap, t, event_index, 0);
-      s.gap.reset();
-    }
-    if (kind == "pubsub_gave_up") add(lane, 0, mark(ItemKind::error));
-    // Completed publishes on its channels since it subscribed that never reached it.
+  // Completed publishes on a subscriber's channels since it subscribed that never reached it:
+  // lost, with a mark in its gap (at the publish, or at the gap's start if it was lost
+  // earlier: a slow subscriber's unread buffer dropped with the connection).
+  auto settle_lost = [&](const std::string& receiver, int lane, TimeUs gap_from_us) {
+    Builder::Subscriber& s = b.subscribers[receiver];
     for (const auto& [channel, since_us] : s.since_us) {
       auto pubs = b.publish_by_channel.find(channel);
       if (pubs == b.publish_by_channel.end()) continue;
-      // Publishes before the cursor were settled at an earlier resubscribe.
-      size_t& checked = s.checked[channel];
+      size_t& checked = s.checked[channel];  // publishes before it were settled earlier
       for (; checked < pubs->second.size(); checked++) {
         Builder::Publish& p = b.publishes[pubs->second[checked]];
         if (p.done_us > t) break;  // not completed yet: its fate is not known
-        if (p.sent_us < since_us) continue;
-        if (std::find(p.delivered.begin(), p.delivered.end(), e.actor) != p.delivered.end() ||
-            std::find(p.lost.begin(), p.lost.end(), e.actor) != p.lost.end())
+        if (p.failed || p.sent_us < since_us) continue;
+        if (std::find(p.delivered.begin(), p.delivered.end(), receiver) != p.delivered.end() ||
+            std::find(p.lost.begin(), p.lost.end(), receiver) != p.lost.end())
           continue;
-        p.lost.push_back(e.actor);
-        // The mark sits in the gap: at the publish, or at the gap's start if it was lost
-        // earlier (a slow subscriber's unread buffer dropped with the connection).
-        TimeUs at_us = std::clamp(p.sent_us, gap_from_us, t);
+        p.lost.push_back(receiver);
         Arrow a;
         a.from_us = p.sent_us;
-        a.to_us = at_us;
+        a.to_us = std::clamp(p.sent_us, gap_from_us, t);
         a.from_lane = p.lane;
         a.from_row = p.row;
         a.to_lane = lane;
@@ -855,261 +646,371 @@ void TimelineModel::consume(const Trace& trace, size_t index) {
         arrows_.push_back(a);
       }
     }
-    return;
-  }
-  if (kind == "pool_wait") {
-    if (!b.open_pool_wait.count(e.actor))
-      b.open_pool_wait[e.actor] = add(lane, 0, open_item(ItemKind::pool_wait));
-    return;
-  }
-  if (kind == "pool_hit" || kind == "pool_miss" || kind == "pool_timeout" ||
-      kind == "pool_wait_deadline") {
-    if (auto it = b.open_pool_wait.find(e.actor); it != b.open_pool_wait.end()) {
-      close(it->second, t, event_index, kind == "pool_timeout" ? kItemErrorReply : 0);
-      b.open_pool_wait.erase(it);
+  };
+
+  // ---- The span this event ends (before the one it may begin: lock_acquired does both) ----
+  if (e.ends > 0) {
+    if (auto it = b.open_spans.find(e.ends); it != b.open_spans.end()) {
+      const uint8_t flags = ends_in_error(e, k) ? kItemErrorReply : 0;
+      close(it->second.ref, flags);
+      if (it->second.mirror.lane >= 0) close(it->second.mirror, flags);
+      if (it->second.connection >= 0) {
+        auto& open = b.open_on_conn[it->second.connection];
+        open.erase(std::remove(open.begin(), open.end(), e.ends), open.end());
+      }
+      b.open_spans.erase(it);
     }
-    if (kind == "pool_timeout" || kind == "pool_wait_deadline") add(lane, 0, mark(ItemKind::error));
-    return;
   }
-  if (kind == "work" || kind == "sleep") {
-    if (auto it = b.open_work.find(e.actor); it != b.open_work.end())
-      close(it->second, t, event_index, 0);
-    b.open_work[e.actor] =
-        add(lane, 0, open_item(kind == "work" ? ItemKind::work : ItemKind::sleep));
-    return;
-  }
-  if (kind == "work_done" || kind == "sleep_done") {
-    if (auto it = b.open_work.find(e.actor); it != b.open_work.end()) {
-      close(it->second, t, event_index, 0);
-      b.open_work.erase(it);
+  auto open_span = [&](const RowRef& ref, RowRef mirror = {}, int64_t connection = -1) {
+    if (e.span <= 0) return;
+    b.open_spans[e.span] = Builder::OpenSpan{ref, mirror, connection};
+    if (connection >= 0) b.open_on_conn[connection].push_back(e.span);
+  };
+
+  // ---- Run-level events: no lane ----
+  if (e.actor.empty()) {
+    if (k == K::run_start) {
+      if (const auto* who = e.list(F::who))
+        for (const std::string& actor : *who) actor_lane(actor);
+    } else if (k == K::narration) {
+      notes_.push_back(Note{t, event_index, "", e.text});
+    } else if (k == K::violation) {
+      ViolationRegion v;
+      v.from_us = e.num_or(F::from_us, t);
+      v.to_us = std::max(e.num_or(F::to_us, v.from_us), v.from_us);
+      if (const auto* who = e.list(F::who)) v.who = *who;
+      v.text = e.text;
+      v.check = std::string(e.str_or(F::check));
+      violations_.push_back(std::move(v));
     }
     return;
   }
-  if (kind == "backoff") {
-    // The sleep before the next attempt: its length is in the text.
-    if (auto wait_us = duration_after(e.text, "")) {
-      Item item = mark(ItemKind::sleep);
-      item.to_us = t + *wait_us;
-      add(lane, 0, item);
+
+  // ---- Servers, resources, the network ----
+  if (k == K::server_start) {
+    std::string server(e.str_or(F::server, e.actor));
+    if (e.str_or(F::source) == "clients") b.clients_only.insert(server);
+    int lane = server_lane(server);
+    if (b.clients_only.count(server)) {
+      lanes_[lane].caption = kSeenByClients;
+      lanes_[lane].rows[kServedRow].label = "in flight";
     }
+    if (const int64_t* clock = e.num(F::clock_unix_ms)) b.clock[server] = {t, *clock};
     return;
   }
-  if (kind == "lock_acquired") {
-    std::string lock = lock_of(e.text);
-    TimeUs ttl_us = int_after(e.text, "ttl=", 0) * kUsPerMs;
-    int32_t group = lock_group(lock);
-    auto key = std::make_pair(e.actor, lock);
-    if (auto it = b.open_hold.find(key); it != b.open_hold.end())
-      close(it->second, t, event_index, 0);
-    Item hold = open_item(ItemKind::hold);
-    hold.deadline_us = t + ttl_us;
-    hold.ttl_us = ttl_us;
-    hold.group = group;
-    b.open_hold[key] = add(lane, lock_row_of(lane, lock), hold);
-    b.hold_ttl_us[key] = ttl_us;
-    start_key_segment(server_of_actor(e.actor), lock, e.actor, ttl_us, group);
+  if (k == K::resource_start) {
+    lane_for(std::string(e.str_or(F::resource, e.actor)), LaneKind::resource);
     return;
   }
-  if (kind == "lock_extended") {
-    std::string lock = lock_of(e.text);
-    auto key = std::make_pair(e.actor, lock);
-    TimeUs ttl_us = b.hold_ttl_us.count(key) ? b.hold_ttl_us[key] : 0;
-    if (auto it = b.open_hold.find(key); it != b.open_hold.end())
-      item_at(it->second).deadline_us = t + ttl_us;
-    std::string server = server_of_actor(e.actor);
-    auto live = b.live_keys.find({server, lock});
-    // Only the owner's key is pushed; an extend of a key someone else holds returns 0.
-    if (live != b.live_keys.end() && live->second.owner == e.actor)
-      start_key_segment(server, lock, e.actor, ttl_us, lock_group(lock));
+  if (k == K::setup) {
+    server_lane(std::string(e.str_or(F::server, e.actor)));
     return;
   }
-  if (kind == "lock_released" || kind == "lock_lost" || kind == "lock_release_failed") {
-    std::string lock = lock_of(e.text);
-    if (auto it = b.open_hold.find({e.actor, lock}); it != b.open_hold.end()) {
-      close(it->second, t, event_index, kind == "lock_released" ? 0 : kItemErrorReply);
-      b.open_hold.erase(it);
-    }
-    if (kind != "lock_released") add(lane, 0, mark(ItemKind::error));
-    // "lock:job:42 by DEL -> 1": the server deleted the key, whoever held it.
-    if (kind == "lock_released" && e.text.size() > 5 &&
-        e.text.compare(e.text.size() - 5, 5, " -> 1") == 0) {
-      auto live = b.live_keys.find({server_of_actor(e.actor), lock});
+  if (k == K::server_command) {
+    add(server_lane(std::string(e.str_or(F::server, e.actor))), 0, mark(ItemKind::fault));
+    return;
+  }
+  if (k == K::key_set || k == K::key_del || k == K::key_expired) {
+    const std::string& server = e.actor;
+    server_lane(server);
+    const std::string key(e.str_or(F::key));
+    Builder::KeyId id{server, e.num_or(F::db, 0), key};
+    const int32_t by = lane_of_cause(e.num_or(F::cause, 0));
+    if (k == K::key_set) {
+      const int64_t expire_at_ms = e.num_or(F::expire_at_ms, -1);
+      end_key(id, 0);  // overwritten, or its TTL changed (a watchdog's PEXPIRE)
+      if (expire_at_ms >= 0) {
+        Builder::LiveKey live;
+        live.set_event = event_index;
+        live.expire_at_ms = expire_at_ms;
+        live.owner = by;
+        live.group = group_of(key);
+        open_segment(server, key, live);
+        b.live_keys[id] = live;
+      }
+    } else if (k == K::key_del) {
+      auto live = b.live_keys.find(id);
+      uint8_t flags = 0;
+      if (live != b.live_keys.end() && live->second.owner >= 0 && by >= 0)
+        flags = live->second.owner == by ? kItemEndedByOwner : kItemForeignEnd;
+      end_key(id, flags);
+    } else {
+      auto live = b.live_keys.find(id);
       if (live != b.live_keys.end()) {
-        bool own = live->second.owner == e.actor;
-        close(live->second.ref, t, event_index, own ? kItemEndedByOwner : kItemForeignEnd);
-        b.live_keys.erase(live);
+        RowRef ref = live->second.ref;
+        Item expired = mark(ItemKind::expired);
+        expired.group = live->second.group;
+        end_key(id, 0);
+        add(ref.lane, ref.row, expired);
       }
     }
     return;
   }
-  if (kind == "actor_end") {
-    // A holder that ends (done or abandoned) stops believing it holds anything.
-    for (auto it = b.open_hold.begin(); it != b.open_hold.end();) {
-      if (it->first.first != e.actor) {
-        ++it;
-        continue;
+  if (k == K::served) {
+    Item item = timed(ItemKind::served, e.num_or(F::duration_us, 0));
+    std::string_view reason = e.str_or(F::reason);
+    // A command refused before it ran (its error is the reason) is not a service.
+    if (!reason.empty() && reason != "queued" && reason != "blocked" && reason != "woken")
+      item.flags |= kItemErrorReply;
+    add(server_lane(e.actor), kServedRow, item);
+    return;
+  }
+  if (k == K::script_start) {
+    int lane = server_lane(e.actor);
+    open_span(add(lane, kServedRow, open_item(ItemKind::served)));
+    return;
+  }
+  if (k == K::script_busy || k == K::script_killed || k == K::client_cut) {
+    add(server_lane(e.actor), 0, mark(ItemKind::fault));
+    return;
+  }
+  if (k == K::script_end || k == K::blocked || k == K::unblocked || k == K::busy_reply)
+    return;  // the script's span closed above; blocked clients show as their long commands
+  if (e.actor == "net") {
+    if (k == K::clock_jump || k == K::server_restart) {
+      std::string server(e.str_or(F::server));
+      if (const int64_t* clock = e.num(F::clock_unix_ms)) b.clock[server] = {t, *clock};
+      // Every live key of that server: a restart lost it; a jump moved its deadline (the
+      // expiry is absolute on the server's clock), so its bar goes on from a new segment.
+      std::vector<Builder::KeyId> keys;
+      for (const auto& [id, live] : b.live_keys)
+        if (std::get<0>(id) == server) keys.push_back(id);
+      for (const Builder::KeyId& id : keys) {
+        Builder::LiveKey live = b.live_keys[id];
+        end_key(id, 0);
+        if (k == K::server_restart) continue;
+        open_segment(server, std::get<2>(id), live);
+        b.live_keys[id] = live;
       }
-      close(it->second, t, event_index, 0);
-      it = b.open_hold.erase(it);
+      return;
     }
-    if (e.text.rfind("abandoned", 0) == 0) add(lane, 0, mark(ItemKind::error));
+    if (e.connection >= 0 && is_net_error_kind(k)) {
+      // Shown on the lane of whoever dialled the connection. A refused dial is refused before
+      // its `dial` event is written: its mark waits for it (the index, asked now, would know
+      // the dial in a whole trace and not yet in a growing one).
+      if (auto owner = b.dialler.find(e.connection); owner != b.dialler.end())
+        add(owner->second, 0, mark(ItemKind::error));
+      else
+        b.pending_marks[e.connection].push_back(mark(ItemKind::error));
+    }
+    return;  // net_partition / net_refuse_*: the host's fault event already shows them
+  }
+  if (k == K::fault) {
+    std::string_view fault = e.str_or(F::fault);
+    const int known = lane_index(e.actor);
+    const bool on_server = (known >= 0 && lanes_[known].kind == LaneKind::server) ||
+                           !index_.server_source(e.actor).empty() || fault == "clock_jump" ||
+                           fault == "restart" || fault == "script_flush" || fault == "stall";
+    int lane = on_server ? server_lane(e.actor) : actor_lane(e.actor);
+    if (fault == "pause") {
+      lanes_[lane].bands.push_back(open_item(ItemKind::pause));
+      open_span(RowRef{lane, -1, lanes_[lane].bands.size() - 1});
+    } else if (fault == "stall") {
+      lanes_[lane].bands.push_back(timed(ItemKind::pause, e.num_or(F::for_us, 0)));
+    }
+    add(lane, 0, mark(ItemKind::fault));
     return;
   }
-  if (kind == "resource_accept" || kind == "resource_reject") {
-    int resource = lane_for(std::string(first_word(e.text)), LaneKind::resource);
-    add(resource, 0, mark(kind == "resource_accept" ? ItemKind::accept : ItemKind::reject));
+  // Pool statistics and the pool's own closes name the client process, not an actor.
+  if (k == K::pool_stats || k == K::pool_stats_sample) {
+    PoolSample s;
+    s.time_us = t;
+    s.hits = e.num_or(F::hits, 0);
+    s.misses = e.num_or(F::misses, 0);
+    s.timeouts = e.num_or(F::timeouts, 0);
+    s.total = e.num_or(F::total, 0);
+    s.idle = e.num_or(F::idle, 0);
+    s.stale = e.num_or(F::stale, 0);
+    pool_[e.actor].push_back(s);
     return;
   }
-  if (kind == "note") {
+  if (k == K::conn_close) {
+    // Commands still open on a closed connection never get their reply.
+    if (auto it = b.open_on_conn.find(e.connection); it != b.open_on_conn.end()) {
+      for (int64_t span : it->second) {
+        auto open = b.open_spans.find(span);
+        if (open == b.open_spans.end()) continue;
+        close(open->second.ref, kItemErrorReply);
+        if (open->second.mirror.lane >= 0) close(open->second.mirror, kItemErrorReply);
+        b.open_spans.erase(open);
+      }
+      b.open_on_conn.erase(it);
+    }
+    return;
+  }
+  if (k == K::resource_accept || k == K::resource_reject) {
+    int resource = lane_for(std::string(e.str_or(F::resource)), LaneKind::resource);
+    add(resource, 0, mark(k == K::resource_accept ? ItemKind::accept : ItemKind::reject));
+    return;
+  }
+
+  // ---- Actor events ----
+  const int lane = actor_lane(e.actor);
+  if (k == K::dial) {
+    b.dialler[e.connection] = lane;
+    if (auto pending = b.pending_marks.find(e.connection); pending != b.pending_marks.end()) {
+      for (const Item& item : pending->second) add(lane, 0, item);
+      b.pending_marks.erase(pending);
+    }
+    return;
+  }
+  if (k == K::command) {
+    int row = conn_row_of(lane, e.connection);
+    RowRef ref = add(lane, row, open_item(ItemKind::command));
+    // A real server's lane: the command in flight as its client saw it.
+    RowRef mirror;
+    std::string server;
+    if (b.real_backend || !b.clients_only.empty()) server = index_.connection_server(e.connection);
+    if (!server.empty() && (b.real_backend || b.clients_only.count(server))) {
+      Item seen = open_item(ItemKind::served);
+      seen.flags |= kItemSeenByClients;
+      mirror = add(server_lane(server), kServedRow, seen);
+    }
+    open_span(ref, mirror, e.connection);
+    // The PUBLISH / XADD of a publish step: the arrows start from it.
+    const auto* argv = e.list(F::argv);
+    auto awaiting = b.publish_awaiting_command.empty() ? b.publish_awaiting_command.end()
+                                                       : b.publish_awaiting_command.find(e.actor);
+    if (awaiting != b.publish_awaiting_command.end() && argv && !argv->empty()) {
+      std::string name = upper((*argv)[0]);
+      if (name == "PUBLISH" || name == "SPUBLISH" || name == "XADD") {
+        Builder::Publish& p = b.publishes[awaiting->second];
+        p.sent_us = t;
+        p.event = event_index;
+        p.row = row;
+        b.publish_awaiting_command.erase(awaiting);
+      }
+    }
+    return;
+  }
+  if (k == K::pubsub_confirm) {
+    // The SUBSCRIBE it confirms (the command span it ends) names the channels.
+    size_t begin = index_.begin_of(index);
+    if (begin != kNoEvent && begin < index)
+      if (const auto* argv = trace_->events()[begin].list(F::argv); argv && argv->size() >= 2) {
+        std::string name = upper((*argv)[0]);
+        if (name == "SUBSCRIBE" || name == "SSUBSCRIBE")
+          for (size_t c = 1; c < argv->size(); c++)
+            b.subscribers[e.actor].since_us.try_emplace((*argv)[c], t);
+      }
+    return;
+  }
+  if (k == K::publish) {
+    Builder::Publish p;
+    p.channel = std::string(e.str_or(F::channel));
+    p.sent_us = t;
+    p.event = event_index;
+    p.lane = lane;
+    p.stream = e.str_or(F::method) == "stream";
+    const auto id = static_cast<int64_t>(b.publishes.size());
+    if (!p.stream) {
+      b.publish_by_key[p.channel + '\n' + std::string(e.str_or(F::message))].push_back(id);
+      b.publish_by_channel[p.channel].push_back(id);
+    }
+    b.publishes.push_back(std::move(p));
+    b.publish_awaiting_command[e.actor] = id;
+    if (e.span > 0) b.publish_of_span[e.span] = id;
+    return;
+  }
+  if (k == K::published) {
+    b.publish_awaiting_command.erase(e.actor);
+    auto it = b.publish_of_span.find(e.ends);
+    if (it == b.publish_of_span.end()) return;
+    const int64_t id = it->second;
+    b.publish_of_span.erase(it);
+    Builder::Publish& p = b.publishes[id];
+    p.done_us = t;
+    p.failed = e.has(F::error);
+    if (p.stream && !p.failed && e.has(F::id)) {
+      std::string key = p.channel + '\n' + std::string(e.str_or(F::id));
+      b.publish_by_key[key].push_back(id);
+      // A consumer can read the entry before the producer has XADD's reply.
+      if (auto early = b.early_entries.find(key); early != b.early_entries.end()) {
+        for (const Builder::EarlyEntry& entry : early->second)
+          arrows_.push_back(Arrow{p.sent_us, entry.at_us, p.lane, p.row, entry.lane, entry.row,
+                                  p.event, entry.event, false, true});
+        b.early_entries.erase(early);
+      }
+    }
+    return;
+  }
+  if (k == K::pubsub_message) {
+    deliver(std::string(e.str_or(F::channel)) + '\n' + std::string(e.str_or(F::message)), e.actor,
+            lane, e.connection >= 0 ? conn_row_of(lane, e.connection) : 0, false);
+    return;
+  }
+  if (k == K::stream_message) {
+    deliver(std::string(e.str_or(F::channel)) + '\n' + std::string(e.str_or(F::id)), e.actor, lane,
+            0, true);
+    return;
+  }
+  if (k == K::pubsub_disconnected) {
+    add(lane, 0, mark(ItemKind::error));
+    Builder::Subscriber& s = b.subscribers[e.actor];
+    if (s.gap_span == 0 && e.span > 0) {
+      open_span(add(lane, 0, open_item(ItemKind::gap)));
+      s.gap_span = e.span;
+      s.gap_from_us = t;
+    }
+    return;
+  }
+  if (k == K::pubsub_resubscribe || k == K::pubsub_gave_up) {
+    Builder::Subscriber& s = b.subscribers[e.actor];
+    TimeUs gap_from_us = s.gap_span ? s.gap_from_us : t;
+    if (s.gap_span) {
+      // pubsub_resubscribe ends the gap's span (closed above); giving up ends it too.
+      if (auto open = b.open_spans.find(s.gap_span); open != b.open_spans.end()) {
+        close(open->second.ref, 0);
+        b.open_spans.erase(open);
+      }
+      s.gap_span = 0;
+    }
+    if (k == K::pubsub_gave_up) add(lane, 0, mark(ItemKind::error));
+    settle_lost(e.actor, lane, gap_from_us);
+    return;
+  }
+  if (k == K::pool_wait) {
+    open_span(add(lane, 0, open_item(ItemKind::pool_wait)));
+    return;
+  }
+  if (k == K::work || k == K::sleep) {
+    open_span(add(lane, 0, open_item(k == K::work ? ItemKind::work : ItemKind::sleep)));
+    return;
+  }
+  if (k == K::backoff) {
+    add(lane, 0, timed(ItemKind::sleep, e.num_or(F::duration_us, 0)));
+    return;
+  }
+  if (k == K::lock_acquired) {
+    const std::string lock(e.str_or(F::lock));
+    Item hold = open_item(ItemKind::hold);
+    hold.ttl_us = e.num_or(F::ttl_us, 0);
+    hold.deadline_us = t + hold.ttl_us;
+    hold.group = group_of(lock);
+    RowRef ref = add(lane, named_row(lane, lock), hold);
+    open_span(ref);
+    b.open_hold[{e.actor, lock}] = ref;
+    return;
+  }
+  if (k == K::lock_extended) {
+    // The holder's belief moves on with the extension; the key's own deadline is the
+    // server's key_set.
+    auto it = b.open_hold.find({e.actor, std::string(e.str_or(F::lock))});
+    if (it != b.open_hold.end()) {
+      Item& hold = item_at(it->second);
+      if (hold.open()) hold.deadline_us = t + e.num_or(F::ttl_us, hold.ttl_us);
+    }
+    return;
+  }
+  if (k == K::hold_end) {
+    b.open_hold.erase({e.actor, std::string(e.str_or(F::lock))});
+    return;
+  }
+  if (k == K::note) {
     notes_.push_back(Note{t, event_index, e.actor, e.text});
     return;
   }
-  if (is_error_kind(kind)) add(lane, 0, mark(ItemKind::error));
-}
-
-// ---- keyspace_at: replay through a fresh fake server ----
-
-namespace {
-
-// A blocking command as its non-blocking form (the reply says what it took), or nullopt to
-// skip it. argv is the command, reply the short reply text.
-std::optional<fake::Argv> unblocked(const fake::Argv& argv, const std::string& reply) {
-  std::string name = upper(argv[0]);
-  auto taken = array_words(reply);
-  if ((name == "BLPOP" || name == "BRPOP") && !taken.empty())
-    return fake::Argv{name.substr(1), taken[0]};
-  if ((name == "BZPOPMIN" || name == "BZPOPMAX") && !taken.empty())
-    return fake::Argv{name.substr(1), taken[0]};
-  if ((name == "BLMOVE" || name == "BRPOPLPUSH") && argv.size() >= 3 && reply != "(nil)") {
-    fake::Argv out(argv.begin(), argv.end() - 1);  // without the timeout
-    out[0] = name.substr(1);
-    return out;
-  }
-  if (name == "XREADGROUP" || name == "XREAD") {
-    fake::Argv out;
-    for (size_t i = 0; i < argv.size(); i++) {
-      if (upper(argv[i]) == "BLOCK" && i + 1 < argv.size()) {
-        i++;
-        continue;
-      }
-      out.push_back(argv[i]);
-    }
-    return out;
-  }
-  return std::nullopt;
-}
-
-std::string render_value(fake::Server& server, fake::ClientId id, const std::string& key,
-                         const std::string& type) {
-  constexpr size_t kValueCharsMax = 80;
-  fake::Argv argv;
-  if (type == "string")
-    argv = {"GET", key};
-  else if (type == "list")
-    argv = {"LRANGE", key, "0", "9"};
-  else if (type == "hash")
-    argv = {"HGETALL", key};
-  else if (type == "set")
-    argv = {"SMEMBERS", key};
-  else if (type == "zset")
-    argv = {"ZRANGE", key, "0", "9", "WITHSCORES"};
-  else if (type == "stream")
-    argv = {"XLEN", key};
-  else
-    return "";
-  std::string shown = format_short(server.call(id, argv), kValueCharsMax);
-  if (type == "stream") shown += " entries";
-  return shown;
-}
-
-}  // namespace
-
-std::vector<KeyState> TimelineModel::keyspace_at(const std::string& server, TimeUs t) const {
-  auto ops_it = builder_->replay_ops.find(server);
-  if (ops_it == builder_->replay_ops.end()) return {};
-  const auto& ops = ops_it->second;
-  if (!replay_) replay_ = std::make_unique<Replay>();
-  Replay::PerServer& rs = replay_->servers[server];
-  // The cache: the same t with no new operations gives the same keys.
-  if (rs.server && rs.at_us == t && rs.ops_seen == ops.size()) return rs.keys;
-  auto fresh = [&](TimeUs at_us) {
-    fake::ServerOptions options;
-    options.name = server;
-    rs.server = std::make_unique<fake::Server>(options);
-    if (at_us > 0) rs.server->advance(at_us);
-    rs.clients.clear();
-  };
-  // Going back in time: start over (a fresh server is cheap; scrubbing forward continues).
-  if (!rs.server || t < rs.at_us) {
-    fresh(0);
-    rs.next_op = 0;
-  }
-  auto client_of = [&](int64_t connection) {
-    auto [it, inserted] = rs.clients.try_emplace(connection, 0);
-    if (inserted) it->second = rs.server->connect(rs.server->clock_us());
-    return it->second;
-  };
-  for (; rs.next_op < ops.size() && ops[rs.next_op].time_us <= t; rs.next_op++) {
-    const Builder::ReplayOp& op = ops[rs.next_op];
-    if (op.kind == Builder::ReplayOp::Kind::restart) {
-      fresh(op.time_us);
-      continue;
-    }
-    fake::Server& fs = *rs.server;
-    if (op.time_us > fs.clock_us()) fs.advance(op.time_us);
-    if (op.kind == Builder::ReplayOp::Kind::clock_jump) {
-      int64_t delta_us = 0;
-      if (parse_int(op.line, delta_us)) fs.jump_clock(delta_us, op.time_us);
-      continue;
-    }
-    size_t newline = op.line.find('\n');
-    std::string line = op.line.substr(0, newline);
-    std::string reply = newline == std::string::npos ? "" : op.line.substr(newline + 1);
-    auto argv = split_args(line);
-    if (!argv || argv->empty()) continue;
-    std::string name = upper((*argv)[0]);
-    const fake::CommandSpec* spec = fs.find_command(name);
-    if (!spec) spec = fs.find_command((*argv)[0]);
-    if (!spec) continue;
-    // Reads cannot change the keyspace; pub/sub, DEBUG and connection commands are skipped,
-    // and blocking forms run as their non-blocking forms (a blocked client never answers).
-    bool read_only =
-        (spec->flags & fake::kReadOnly) && !(spec->flags & fake::kWrite) && name != "XREADGROUP";
-    if (read_only || (spec->flags & fake::kPubSub) || name == "DEBUG" || name == "HELLO" ||
-        name == "CLIENT" || name == "QUIT" || name == "RESET")
-      continue;
-    if ((spec->flags & fake::kBlocking) || name == "XREADGROUP" || name == "XREAD") {
-      auto plain = unblocked(*argv, reply);
-      if (!plain) continue;
-      *argv = *plain;
-    }
-    fs.call(client_of(op.connection), *argv);
-  }
-  fake::Server& fs = *rs.server;
-  if (t > fs.clock_us()) fs.advance(t);
-  rs.at_us = t;
-  rs.ops_seen = ops.size();
-  // List through an inspecting connection: KEYS (which also expires what is due), TYPE,
-  // PTTL and a short rendering of the value.
-  fake::ClientId inspector = client_of(-2);
-  std::vector<KeyState> keys;
-  Reply listed = fs.call(inspector, {"KEYS", "*"});
-  std::vector<std::string> names;
-  for (const Reply& r : listed.elements) names.push_back(r.str);
-  std::sort(names.begin(), names.end());
-  constexpr size_t kKeysMax = 1000;  // the inspector shows a bounded list
-  if (names.size() > kKeysMax) names.resize(kKeysMax);
-  for (const std::string& name : names) {
-    KeyState k;
-    k.key = name;
-    k.type = fs.call(inspector, {"TYPE", name}).str;
-    Reply pttl = fs.call(inspector, {"PTTL", name});
-    k.ttl_ms = pttl.integer >= 0 ? pttl.integer : -1;
-    k.value = render_value(fs, inspector, name, k.type);
-    keys.push_back(std::move(k));
-  }
-  rs.keys = keys;
-  return keys;
+  if (is_error_kind(k)) add(lane, 0, mark(ItemKind::error));
 }
 
 }  // namespace redlab::gui

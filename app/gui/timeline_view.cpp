@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
+
+#include "sim/scenario/engine.h"  // format_time
 
 namespace redlab::gui {
 
@@ -252,8 +255,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         dl->AddRectFilled(ImVec2(origin.x, top), ImVec2(area_max.x, std::min(y, lanes_y1)),
                           palette.lane_alternate);
       if (top < lanes_y1)
-        rec.lanes.push_back(
-            {lane.name, ImVec2(origin.x, top), ImVec2(area_max.x, std::min(y, lanes_y1))});
+        rec.lanes.push_back({lane.name, lane.caption, ImVec2(origin.x, top),
+                             ImVec2(area_max.x, std::min(y, lanes_y1))});
     }
   }
 
@@ -320,7 +323,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       auto label = [&](float x0, float x1, const std::string& text, ImU32 colour) {
         if (x1 - x0 < kLabelMinWidthPx || x0 < text_end_x) return;
         float left = std::max(x0, plot_x0) + 2;
-        ImVec4 clip(left, y0, std::min(x1, plot_x1) - 1, y1);
+        // A little short of the item's end, so that labels of adjacent items do not run on.
+        ImVec4 clip(left, y0, std::min(x1, plot_x1) - 4, y1);
         dl->AddText(nullptr, 0, ImVec2(left, ym - line_h * 0.5f), colour, text.data(),
                     text.data() + std::min<size_t>(text.size(), 200), 0, &clip);
         text_end_x = x1;
@@ -412,11 +416,9 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
           }
           if ((item.kind == ItemKind::accept || item.kind == ItemKind::reject) &&
               item.begin_event >= 0 && static_cast<size_t>(item.begin_event) < trace.size()) {
-            // "db fence=1 value=F accepted": the fence is the point of the lane.
-            const std::string& text = trace.events()[item.begin_event].text;
-            size_t f = text.find("fence=");
-            if (f != std::string::npos) {
-              std::string fence = text.substr(f, text.find(' ', f) - f);
+            // The fence is the point of the lane.
+            if (const int64_t* f = trace.events()[item.begin_event].num(F::fence)) {
+              std::string fence = "fence=" + std::to_string(*f);
               float w = ImGui::CalcTextSize(fence.c_str()).x;
               if (x0 + s + 2 > text_end_x) {
                 dl->AddText(ImVec2(x0 + s + 2, ym - line_h * 0.5f), palette.label_text,
@@ -438,7 +440,15 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
             case ItemKind::command:
               colour = (item.flags & kItemErrorReply) ? palette.command_error : palette.command;
               if (sx1 - sx0 >= kLabelMinWidthPx && item.begin_event >= 0)
-                text = trace.events()[item.begin_event].text;
+                text = event_summary(trace.events()[item.begin_event]);
+              break;
+            case ItemKind::served:
+              colour = (item.flags & kItemErrorReply) ? palette.command_error : palette.served;
+              if (sx1 - sx0 >= kLabelMinWidthPx && item.begin_event >= 0) {
+                const TraceEvent& begin = trace.events()[item.begin_event];
+                text = (item.flags & kItemSeenByClients) ? event_summary(begin)
+                                                         : std::string(begin.str_or(F::cmd));
+              }
               break;
             case ItemKind::pool_wait:
               colour = palette.pool_wait;
@@ -450,8 +460,12 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
             case ItemKind::sleep:
               colour = item.kind == ItemKind::work ? palette.work : palette.sleep;
               if (sx1 - sx0 >= kLabelMinWidthPx)
+                // Its planned running time (a pause of the host makes the bar longer).
                 text = std::string(item.kind == ItemKind::work ? "work " : "sleep ") +
-                       (item.begin_event >= 0 ? trace.events()[item.begin_event].text : "");
+                       scenario::format_time(item.begin_event >= 0
+                                                 ? trace.events()[item.begin_event].num_or(
+                                                       F::duration_us, item_to - item.from_us)
+                                                 : item_to - item.from_us);
               break;
             case ItemKind::gap:
               colour = palette.gap;
@@ -479,7 +493,10 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
                               ImVec2(qx1, bottom), ImVec2(sx0, bottom), colour);
             if (item.flags & kItemForeignEnd)
               dl->AddLine(ImVec2(qx1, top), ImVec2(qx1, bottom), palette.error, 3);
-            if (item.begin_event >= 0) text = "key of " + trace.events()[item.begin_event].actor;
+            if (item.owner >= 0 && static_cast<size_t>(item.owner) < model.lanes().size())
+              text = "key of " + model.lanes()[item.owner].name;
+            else if (item.begin_event >= 0)
+              text = std::string(trace.events()[item.begin_event].str_or(F::value));
           } else if (item.kind == ItemKind::hold) {
             // Held past the TTL: the holder still believes, the key is gone (or someone else's).
             TimeUs deadline = item.deadline_us > 0 && item.ttl_us > 0 ? item.deadline_us : item_to;
@@ -494,8 +511,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
               dl->AddRect(ImVec2(xd, top), ImVec2(sx1, bottom), palette.error, 0, 0, 1.5f);
             }
             if (item.begin_event >= 0)
-              text = "holds " + trace.events()[item.begin_event].text.substr(
-                                    0, trace.events()[item.begin_event].text.find(' '));
+              text = "holds " + std::string(trace.events()[item.begin_event].str_or(F::lock));
           } else {
             dl->AddRectFilled(ImVec2(sx0, top), ImVec2(sx1, bottom), colour);
           }
@@ -586,6 +602,11 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
                                                          : lane.name;
     dl->AddText(nullptr, 0, ImVec2(origin.x + 4, top + kLanePadPx), palette.label_text,
                 name.c_str(), nullptr, 0, &clip);
+    // A real server's lane says whose view it is: over its first row (where a fake server's
+    // own events would be), since the name column has no room for it.
+    if (!lane.caption.empty())
+      dl->AddText(ImVec2(plot_x0 + 6, top + kLanePadPx + (row_h - line_h) * 0.5f),
+                  with_alpha(palette.label_text, 200), lane.caption.c_str());
     // Row labels when there is room beside the name: small and muted.
     if (row_h >= line_h) {
       for (size_t r = 1; r < lane.rows.size(); r++) {
@@ -636,21 +657,15 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       const char* name;
       ImU32 colour;
     };
-    const Entry entries[] = {{"command", palette.command},
-                             {"error reply", palette.command_error},
-                             {"pool wait", palette.pool_wait},
-                             {"work", palette.work},
-                             {"sleep", palette.sleep},
-                             {"lock held", palette.locks[0]},
-                             {"pause", with_alpha(palette.pause, 160)},
-                             {"disconnected", palette.gap},
-                             {"error", palette.error},
-                             {"accepted", palette.accept},
-                             {"rejected/lost", palette.reject},
-                             {"expired", palette.expired},
-                             {"fault", palette.fault},
-                             {"folded", palette.fold},
-                             {"violation", palette.violation_border}};
+    const Entry entries[] = {
+        {"command", palette.command},     {"error reply", palette.command_error},
+        {"pool wait", palette.pool_wait}, {"work", palette.work},
+        {"sleep", palette.sleep},         {"lock held / key TTL", palette.locks[0]},
+        {"served", palette.served},       {"pause", with_alpha(palette.pause, 160)},
+        {"disconnected", palette.gap},    {"error", palette.error},
+        {"accepted", palette.accept},     {"rejected/lost", palette.reject},
+        {"expired", palette.expired},     {"fault", palette.fault},
+        {"folded", palette.fold},         {"violation", palette.violation_border}};
     float x = origin.x + 4, y = lanes_y1 + 3;
     for (const Entry& entry : entries) {
       float w = ImGui::CalcTextSize(entry.name).x;
@@ -676,20 +691,28 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         const Item& item = *hover_item;
         const TraceEvent& e = trace.events()[item.begin_event];
         ImGui::Text("%s  at %s", item_kind_name(item.kind), time_text(item.from_us).c_str());
-        ImGui::Text("%s%s%s", e.actor.c_str(), e.text.empty() ? "" : ": ", e.text.c_str());
+        const std::string summary = event_summary(e);
+        ImGui::Text("%s%s%s", e.actor.c_str(), summary.empty() ? "" : ": ", summary.c_str());
         if (e.connection >= 0) ImGui::Text("connection %lld", static_cast<long long>(e.connection));
         if (e.step >= 0 || e.attempt >= 0)
           ImGui::Text("step %lld, attempt %lld", static_cast<long long>(e.step),
                       static_cast<long long>(e.attempt));
         if (item.end_event >= 0 && static_cast<size_t>(item.end_event) < trace.size()) {
           const TraceEvent& end = trace.events()[item.end_event];
-          ImGui::Text("%s: %s", end.kind.c_str(), end.text.c_str());
+          ImGui::Text("%s: %s", end.kind.c_str(), event_summary(end).c_str());
           ImGui::Text("took %s", time_text(item.to_us - item.from_us).c_str());
+        } else if (item.kind == ItemKind::served && !item.open()) {
+          ImGui::Text("busy for %s", time_text(item.to_us - item.from_us).c_str());
         } else if (item.open()) {
           ImGui::TextUnformatted("still open");
         }
-        if ((item.kind == ItemKind::hold || item.kind == ItemKind::ttl) && item.ttl_us > 0) {
-          ImGui::Text("TTL %s, expires at %s", time_text(item.ttl_us).c_str(),
+        if (item.kind == ItemKind::ttl && item.ttl_us > 0) {
+          ImGui::Text("TTL %s, reaches 0 at %s (the server's clock)",
+                      time_text(item.ttl_us).c_str(), time_text(item.deadline_us).c_str());
+          if (item.owner >= 0 && static_cast<size_t>(item.owner) < model.lanes().size())
+            ImGui::Text("set by %s", model.lanes()[item.owner].name.c_str());
+        } else if (item.kind == ItemKind::hold && item.ttl_us > 0) {
+          ImGui::Text("TTL %s, the holder counts on it until %s", time_text(item.ttl_us).c_str(),
                       time_text(item.deadline_us).c_str());
           TimeUs item_to = item.open() ? end_us : item.to_us;
           if (item.kind == ItemKind::hold && item_to > item.deadline_us)
@@ -700,8 +723,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         }
       } else if (hovered_event >= 0 && static_cast<size_t>(hovered_event) < trace.size()) {
         const TraceEvent& e = trace.events()[hovered_event];
-        ImGui::Text("message lost: %s published %s at %s", e.actor.c_str(), e.text.c_str(),
-                    time_text(e.time_us).c_str());
+        ImGui::Text("message lost: %s published %s at %s", e.actor.c_str(),
+                    event_summary(e).c_str(), time_text(e.time_us).c_str());
         ImGui::TextUnformatted("the subscriber was not connected (or its buffer was dropped)");
       }
       if (hover_region) {

@@ -34,6 +34,7 @@ struct TimelinePalette {
   ImU32 ruler_tick = IM_COL32(128, 128, 128, 200);
   ImU32 command = IM_COL32(86, 156, 214, 255);
   ImU32 command_error = IM_COL32(232, 96, 72, 255);
+  ImU32 served = IM_COL32(120, 120, 200, 255);  // the server busy with a command or script
   ImU32 pool_wait = IM_COL32(230, 180, 60, 255);
   ImU32 work = IM_COL32(120, 190, 120, 255);
   ImU32 sleep = IM_COL32(160, 160, 200, 255);
@@ -74,6 +75,7 @@ struct DrawRecord {
   std::vector<Region> violations;
   struct LaneRect {
     std::string name;
+    std::string caption;  // "as seen by clients" on a real server's lane
     ImVec2 min, max;
   };
   std::vector<LaneRect> lanes;

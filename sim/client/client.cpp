@@ -15,21 +15,17 @@ struct Client::Call {
   Context ctx;
   std::vector<Argv> cmds;
   int64_t attempt = 0;
+  int64_t span = 0;  // the call's span in the trace: call .. result
   PipelineDone done;
 };
 
-TimeUs retry_backoff_us(int64_t retry, TimeUs min_us, TimeUs max_us, Prng& prng,
-                        bool doubling_jitter) {
+TimeUs retry_backoff_us(int64_t retry, TimeUs min_us, TimeUs max_us, Prng& prng) {
   REDLAB_ASSERT(retry >= 0 && "RetryBackoff: not reached");
   if (min_us <= 0) return 0;
   // min << retry, or "overflow" (go-redis: d < minBackoff) past 62 bits.
   bool overflow = retry >= 62 || min_us > (INT64_MAX >> retry);
   if (overflow) return max_us;
   TimeUs d = min_us << retry;
-  if (doubling_jitter) {
-    d += static_cast<TimeUs>(prng.uniform(static_cast<uint64_t>(d)));
-    return d > max_us ? max_us : d;
-  }
   d = min_us + static_cast<TimeUs>(prng.uniform(static_cast<uint64_t>(d)));
   if (d > max_us || d < min_us) d = max_us;
   return d;
@@ -40,7 +36,7 @@ Client::Client(net::Process& process, net::Transport& transport, std::string ser
     : process_(process),
       transport_(transport),
       server_(std::move(server)),
-      options_(std::move(options)),
+      options_(std::move(options.init())),
       tracer_(trace, process),
       backoff_prng_(Prng(seed).derive(kBackoffStream)),
       alive_(std::make_shared<bool>(true)) {
@@ -67,7 +63,13 @@ void Client::do_command(const Context& ctx, Argv argv, Done done) {
   call->ctx = ctx;
   call->cmds.push_back(std::move(argv));
   call->done = [done = std::move(done)](PipelineResult r) { done(std::move(r.results.at(0))); };
-  tracer_.event("call", -1, ctx.step, -1, command_line(call->cmds[0]), ctx.actor);
+  if (tracer_.on()) {
+    call->span = tracer_.new_span();
+    // No text where a field says it all (argv, reply): a consumer renders those.
+    TraceEvent e = tracer_.make("call", -1, ctx.step, -1, "", ctx.actor);
+    e.span = call->span;
+    tracer_.emit(std::move(e).with(F::argv, trace_argv(call->cmds[0])));
+  }
   run(std::move(call));
 }
 
@@ -88,10 +90,19 @@ void Client::run_batch(CallKind kind, const char* what, const Context& ctx, std:
   call->ctx = ctx;
   call->cmds = std::move(cmds);
   call->done = std::move(done);
-  tracer_.event("call", -1, ctx.step, -1,
-                std::string(what) + " of " + std::to_string(call->cmds.size()) + ": " +
-                    command_line(call->cmds[0]) + (call->cmds.size() > 1 ? " ..." : ""),
-                ctx.actor);
+  if (tracer_.on()) {
+    call->span = tracer_.new_span();
+    TraceEvent e =
+        tracer_.make("call", -1, ctx.step, -1,
+                     std::string(what) + " of " + std::to_string(call->cmds.size()) + ": " +
+                         command_line(call->cmds[0]) + (call->cmds.size() > 1 ? " ..." : ""),
+                     ctx.actor);
+    e.span = call->span;
+    tracer_.emit(std::move(e)
+                     .with(F::cmd, kind == CallKind::Tx ? "TX_PIPELINE" : "PIPELINE")
+                     .with(F::argv, trace_argv(call->cmds[0]))
+                     .with(F::count, static_cast<int64_t>(call->cmds.size())));
+  }
   run(std::move(call));
 }
 
@@ -115,8 +126,7 @@ void Client::attempt(std::shared_ptr<Call> call) {
       if (!a2 || !*a2) return;
       if (err.ok()) return on_conn(call, std::move(conn));
       // getConn failed: retryTimeout is not set (pipelines: canRetry stays true).
-      bool retryable = should_retry(err, call->kind != CallKind::Single) &&
-                       (err.kind != ErrorKind::PoolTimeout || options_.retry_pool_timeout);
+      bool retryable = should_retry(err, call->kind != CallKind::Single, options_);
       if (retryable && call->attempt < options_.max_retries) {
         call->attempt++;
         return attempt(call);
@@ -128,11 +138,14 @@ void Client::attempt(std::shared_ptr<Call> call) {
   };
   if (call->attempt == 0) return start();
   // internal.Sleep(ctx, backoff): ends early, with the context's error, at its deadline.
-  TimeUs backoff =
-      retry_backoff_us(call->attempt, options_.min_retry_backoff_us, options_.max_retry_backoff_us,
-                       backoff_prng_, options_.backoff_doubling_jitter);
+  TimeUs backoff = retry_backoff_us(call->attempt, options_.min_retry_backoff_us,
+                                    options_.max_retry_backoff_us, backoff_prng_);
   TimeUs now = process_.now_us();
-  tracer_.event("backoff", -1, tag.step, tag.attempt, std::to_string(backoff) + " us", tag.actor);
+  if (tracer_.on())
+    tracer_.emit(
+        tracer_
+            .make("backoff", -1, tag.step, tag.attempt, std::to_string(backoff) + " us", tag.actor)
+            .with(F::duration_us, backoff));
   if (call->ctx.deadline_us < add_saturating_us(now, backoff)) {
     process_.after(std::max<TimeUs>(0, call->ctx.deadline_us - now), [this, alive, call] {
       auto a = alive.lock();
@@ -188,12 +201,14 @@ void Client::init_conn(const Context& ctx, const Pool::ConnPtr& conn, TraceTag t
              }
              // HELLO runs through its own process() over a SingleConnPool: a retryable error
              // makes it sleep one backoff, then the pool's sticky error ends it (not retried).
-             if (!should_retry(e, true) || options_.max_retries == 0) return done(e);
-             TimeUs backoff =
-                 retry_backoff_us(1, options_.min_retry_backoff_us, options_.max_retry_backoff_us,
-                                  backoff_prng_, options_.backoff_doubling_jitter);
-             tracer_.event("backoff", conn->id(), tag.step, tag.attempt,
-                           std::to_string(backoff) + " us", tag.actor);
+             if (!should_retry(e, true, options_) || options_.max_retries == 0) return done(e);
+             TimeUs backoff = retry_backoff_us(1, options_.min_retry_backoff_us,
+                                               options_.max_retry_backoff_us, backoff_prng_);
+             if (tracer_.on())
+               tracer_.emit(tracer_
+                                .make("backoff", conn->id(), tag.step, tag.attempt,
+                                      std::to_string(backoff) + " us", tag.actor)
+                                .with(F::duration_us, backoff));
              TimeUs now = process_.now_us();
              if (ctx.deadline_us < add_saturating_us(now, backoff)) {
                e = Error::make(ErrorKind::ContextDeadline);
@@ -207,6 +222,8 @@ void Client::init_conn(const Context& ctx, const Pool::ConnPtr& conn, TraceTag t
 }
 
 TimeUs Client::read_deadline_us(const Context& ctx, TimeUs timeout_us) const {
+  // pool.Conn.WithReader: a negative timeout (ReadTimeout -2) sets no deadline at all.
+  if (timeout_us < 0) return kTimeNeverUs;
   TimeUs now = process_.now_us();
   TimeUs own = timeout_us > 0 ? add_saturating_us(now, timeout_us) : kTimeNeverUs;
   if (options_.context_timeout_enabled && ctx.deadline_us != kTimeNeverUs)
@@ -235,7 +252,7 @@ void Client::on_conn(std::shared_ptr<Call> call, Pool::ConnPtr conn) {
              release(conn, r.error);
              // txPipelineProcessCmds answers canRetry = false after a failed read.
              bool can_retry = call->kind != CallKind::Tx;
-             if (!r.error.ok() && can_retry && should_retry(r.error, retry_timeout) &&
+             if (!r.error.ok() && can_retry && should_retry(r.error, retry_timeout, options_) &&
                  call->attempt < options_.max_retries) {
                call->attempt++;
                return attempt(call);
@@ -266,11 +283,17 @@ void Client::finish(std::shared_ptr<Call> call, PipelineResult r) {
       }
     }
   }
-  std::string text = !r.error.ok() ? r.error.text
-                     : call->kind == CallKind::Single
-                         ? format_short(r.results[0].reply)
-                         : std::to_string(r.results.size()) + " replies";
-  tracer_.event("result", -1, call->ctx.step, call->attempt, text, call->ctx.actor);
+  if (tracer_.on()) {
+    TraceEvent e = tracer_.make("result", -1, call->ctx.step, call->attempt, "", call->ctx.actor);
+    e.ends = call->span;
+    if (!r.error.ok())
+      e.with(F::error, r.error.text).with(F::error_class, error_class(r.error.kind));
+    else if (call->kind == CallKind::Single)
+      e.with(F::reply, format_short(r.results[0].reply));
+    else
+      e.with(F::count, static_cast<int64_t>(r.results.size()));
+    tracer_.emit(std::move(e));
+  }
   PipelineDone done = std::move(call->done);
   done(std::move(r));
 }
@@ -285,21 +308,45 @@ void Client::exchange(CallKind kind, const Pool::ConnPtr& conn, const std::vecto
   if (kind == CallKind::Tx) wire.push_back({"MULTI"});
   for (const Argv& a : cmds) wire.push_back(a);
   if (kind == CallKind::Tx) wire.push_back({"EXEC"});
-  for (const Argv& a : wire)
-    tracer_.event("command", conn->id(), tag.step, tag.attempt, command_line(a), tag.actor);
+  // One span per command on the wire, command .. reply; its id travels with the command as
+  // the cause of what the server does for it.
+  std::vector<int64_t> spans(wire.size(), 0);
+  if (tracer_.on())
+    for (size_t i = 0; i < wire.size(); i++) {
+      spans[i] = tracer_.new_span();
+      TraceEvent e = tracer_.make("command", conn->id(), tag.step, tag.attempt, "", tag.actor);
+      e.span = spans[i];
+      tracer_.emit(std::move(e).with(F::argv, trace_argv(wire[i])));
+    }
   size_t n = cmds.size();
   size_t wanted = wire.size();
   Tracer tracer = tracer_;
   net::ConnId conn_id = conn->id();
   conn->roundtrip(
-      std::move(wire), wanted, deadline_us,
-      [kind, n, tracer, conn_id, tag, done = std::move(done)](std::vector<Reply> replies,
-                                                              Error err) {
-        for (const Reply& r : replies)
-          tracer.event("reply", conn_id, tag.step, tag.attempt, format_short(r), tag.actor);
-        if (!err.ok())
-          tracer.event(err.kind == ErrorKind::ReadTimeout ? "read_timeout" : "eof", conn_id,
-                       tag.step, tag.attempt, err.text, tag.actor);
+      std::move(wire), spans, wanted, deadline_us,
+      [kind, n, tracer, conn_id, tag, spans, done = std::move(done)](std::vector<Reply> replies,
+                                                                     Error err) {
+        if (tracer.on()) {
+          for (size_t i = 0; i < replies.size(); i++) {
+            const Reply& r = replies[i];
+            TraceEvent e = tracer.make("reply", conn_id, tag.step, tag.attempt, "", tag.actor);
+            e.ends = i < spans.size() ? spans[i] : 0;
+            e.with(F::reply, format_short(r));
+            if (r.is_error()) e.with(F::error, r.str).with(F::error_class, "server");
+            tracer.emit(std::move(e));
+          }
+          // The commands left without a reply: the first ends with the read's error, the
+          // others with no_reply.
+          for (size_t i = replies.size(); !err.ok() && i < spans.size(); i++) {
+            const char* what = i > replies.size()                   ? "no_reply"
+                               : err.kind == ErrorKind::ReadTimeout ? "read_timeout"
+                                                                    : "eof";
+            TraceEvent e = tracer.make(what, conn_id, tag.step, tag.attempt, err.text, tag.actor);
+            e.ends = spans[i];
+            tracer.emit(
+                std::move(e).with(F::error, err.text).with(F::error_class, error_class(err.kind)));
+          }
+        }
         PipelineResult out;
         if (kind != CallKind::Tx) {
           for (size_t i = 0; i < n; i++) {

@@ -13,8 +13,8 @@
 //   PoolTimeout), writes the command and reads with the read deadline: ReadTimeout, or for a
 //   blocking command its own timeout + 10 s (none for timeout 0); with
 //   ContextTimeoutEnabled the call's deadline also bounds the read (the error is still an
-//   i/o timeout). Retried: EOF, pool timeout, dial timeout, read timeout of non-blocking
-//   commands, LOADING/READONLY/MASTERDOWN/TRYAGAIN/CLUSTERDOWN/NOREPLICAS. Never: context
+//   i/o timeout). Retried: EOF, pool timeout (profiles v9.8+), dial errors, read timeout of
+//   non-blocking commands, LOADING/READONLY/MASTERDOWN/TRYAGAIN/CLUSTERDOWN. Never: context
 //   deadline (the backoff sleep and the pool wait end at the call's deadline with "context
 //   deadline exceeded"). After any error but a server error (READONLY excepted) the
 //   connection is closed, not reused.
@@ -34,7 +34,7 @@
 // - run_script (Script.Run): EVALSHA, and on a NOSCRIPT error EVAL.
 // Trace events (actor = process name): call, command, reply, read_timeout, eof, backoff,
 // result; the pool adds pool_wait/pool_hit/pool_miss/pool_timeout/pool_stats, dial/dial_ok/
-// dial_timeout/conn_close.
+// dial_timeout/dial_failed/conn_close and the dial breaker's pool_breaker_open/_fail/_reset.
 //
 // Lifetimes: the process and the transport must outlive the client. Destroying a client
 // drops its pending calls silently (their callbacks never run).
@@ -82,11 +82,9 @@ struct Script {
   std::string sha1_hex;
 };
 
-// internal.RetryBackoff of go-redis v9.0: d = min << retry (max on overflow), then
-// d = min + rand[0, d), capped at max. With doubling_jitter (the later form):
-// d = (min << retry) + rand[0, min << retry), capped at max.
-TimeUs retry_backoff_us(int64_t retry, TimeUs min_us, TimeUs max_us, Prng& prng,
-                        bool doubling_jitter);
+// internal.RetryBackoff (internal/internal.go, the same at v9.0.0 and v9.22.0): d = min <<
+// retry (max on overflow), then d = min + rand[0, d), capped at max; 0 when min is 0.
+TimeUs retry_backoff_us(int64_t retry, TimeUs min_us, TimeUs max_us, Prng& prng);
 
 class Client;
 
@@ -119,7 +117,8 @@ class Client {
 
   // The PRNG stream of the backoff jitter, derived from the client's seed.
   static constexpr uint64_t kBackoffStream = 0x6261636b6f6666ULL;  // "backoff"
-  // seed feeds the retry backoff jitter (one PRNG stream per client).
+  // seed feeds the retry backoff jitter (one PRNG stream per client). The options are
+  // resolved (Options::init) here, as redis.NewClient does.
   Client(net::Process& process, net::Transport& transport, std::string server, Options options,
          Trace* trace, uint64_t seed);
   ~Client();

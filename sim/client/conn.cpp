@@ -61,7 +61,8 @@ void Conn::handle_connected() {
   if (cb) cb(Error::none());
 }
 
-void Conn::roundtrip(std::vector<Argv> cmds, size_t replies, TimeUs deadline_us, ReadDone done) {
+void Conn::roundtrip(std::vector<Argv> cmds, const std::vector<int64_t>& causes, size_t replies,
+                     TimeUs deadline_us, ReadDone done) {
   REDLAB_ASSERT(state_ == State::Connected && "a round trip needs a connected connection");
   REDLAB_ASSERT(!read_done_ && "one round trip at a time on a connection");
   REDLAB_ASSERT(replies > 0 && "a round trip waits for at least one reply");
@@ -69,7 +70,8 @@ void Conn::roundtrip(std::vector<Argv> cmds, size_t replies, TimeUs deadline_us,
   read_done_ = std::move(done);
   replies_wanted_ = replies;
   replies_.clear();
-  for (Argv& argv : cmds) transport_.send(id_, std::move(argv));
+  for (size_t i = 0; i < cmds.size(); i++)
+    transport_.send(id_, std::move(cmds[i]), i < causes.size() ? causes[i] : 0);
   if (eof_seen_) {
     // The peer is gone already: the read fails at once with EOF.
     std::weak_ptr<Conn> weak = weak_from_this();
@@ -90,10 +92,10 @@ void Conn::roundtrip(std::vector<Argv> cmds, size_t replies, TimeUs deadline_us,
   }
 }
 
-void Conn::write(Argv argv) {
+void Conn::write(Argv argv, int64_t cause) {
   REDLAB_ASSERT(state_ == State::Connected && "a write needs a connected connection");
   used_at_us_ = process_.now_us();
-  transport_.send(id_, std::move(argv));
+  transport_.send(id_, std::move(argv), cause);
 }
 
 void Conn::handle_reply(Reply reply) {

@@ -38,9 +38,11 @@ class Conn : public std::enable_shared_from_this<Conn> {
   void dial(TimeUs timeout_at_us, DialDone done);
   // Writes cmds, then reads `replies` replies. done(replies, ok), or at deadline_us
   // (kTimeNeverUs = none) done(replies so far, ReadTimeout), or done(.., Eof) on EOF.
-  void roundtrip(std::vector<Argv> cmds, size_t replies, TimeUs deadline_us, ReadDone done);
+  // causes[i] (may be shorter) is the trace span of cmds[i], passed to the transport.
+  void roundtrip(std::vector<Argv> cmds, const std::vector<int64_t>& causes, size_t replies,
+                 TimeUs deadline_us, ReadDone done);
   // Writes without waiting for anything (pub/sub SUBSCRIBE: confirmations are pushes).
-  void write(Argv argv);
+  void write(Argv argv, int64_t cause = 0);
   // Closes our side; no callback of this connection runs afterwards (a pending dial or
   // round trip never completes: its owner decides what that means).
   void close();

@@ -1,6 +1,8 @@
 // See errors.h. The rules follow redis/go-redis error.go (shouldRetry, isBadConn) of v9.
 #include "sim/client/errors.h"
 
+#include "sim/client/options.h"
+
 namespace redlab::client {
 
 namespace {
@@ -37,7 +39,7 @@ Error Error::make(ErrorKind kind) {
   return Error{};
 }
 
-bool should_retry(const Error& error, bool retry_timeout) {
+bool should_retry(const Error& error, bool retry_timeout, const Options& options) {
   switch (error.kind) {
     case ErrorKind::None:
       return false;
@@ -46,9 +48,10 @@ bool should_retry(const Error& error, bool retry_timeout) {
     case ErrorKind::ContextDeadline:
       return false;
     case ErrorKind::PoolTimeout:
-      return true;  // "connection pool timeout, increase retries" #3289
+      return options.retry_pool_timeout;  // "connection pool timeout, increase retries" #3289
     case ErrorKind::DialTimeout:
-      return true;  // never sent: always safe to retry
+      // A timeout: retryTimeout decides, until dial errors became always retryable.
+      return retry_timeout || options.retry_dial_timeout;
     case ErrorKind::Refused:
       return true;  // a net.Error that is not a timeout
     case ErrorKind::ReadTimeout:
@@ -61,10 +64,12 @@ bool should_retry(const Error& error, bool retry_timeout) {
       break;
   }
   const std::string& s = error.text;
+  bool v9_8 = options.profile != "v9.0";
+  bool v9_22 = options.profile == "v9.22";
   return starts_with(s, "ERR max number of clients reached") || starts_with(s, "LOADING ") ||
          starts_with(s, "READONLY ") || starts_with(s, "CLUSTERDOWN ") ||
-         starts_with(s, "TRYAGAIN ") || starts_with(s, "MASTERDOWN ") ||
-         starts_with(s, "NOREPLICAS ");
+         starts_with(s, "TRYAGAIN ") || (v9_8 && starts_with(s, "MASTERDOWN ")) ||
+         (v9_22 && starts_with(s, "NOREPLICAS "));
 }
 
 bool is_bad_conn(const Error& error) {
@@ -78,6 +83,32 @@ bool is_bad_conn(const Error& error) {
     default:
       return true;
   }
+}
+
+const char* error_class(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::None:
+      return "none";
+    case ErrorKind::Server:
+      return "server";
+    case ErrorKind::PoolTimeout:
+      return "pool_timeout";
+    case ErrorKind::DialTimeout:
+      return "dial_timeout";
+    case ErrorKind::Refused:
+      return "refused";
+    case ErrorKind::ReadTimeout:
+      return "read_timeout";
+    case ErrorKind::Eof:
+      return "eof";
+    case ErrorKind::ContextDeadline:
+      return "context_deadline";
+    case ErrorKind::TxFailed:
+      return "tx_failed";
+    case ErrorKind::Closed:
+      return "closed";
+  }
+  return "none";
 }
 
 Error error_of(const Reply& reply) {

@@ -52,16 +52,24 @@ inline constexpr std::string_view kRefusedText = "dial tcp: connect: connection 
 inline constexpr std::string_view kContextDeadlineText = "context deadline exceeded";
 inline constexpr std::string_view kClosedText = "redis: client is closed";
 
-// shouldRetry(err, retryTimeout): EOF, pool timeout, refused dials and dial timeouts are
-// retried; a read
-// timeout only when retry_timeout (non-blocking commands: _process sets retryTimeout unless
-// the command has its own read timeout); context errors never; server errors only for
-// LOADING, READONLY, MASTERDOWN, CLUSTERDOWN, TRYAGAIN, NOREPLICAS and max-clients.
-bool should_retry(const Error& error, bool retry_timeout);
+struct Options;
+
+// shouldRetry(err, retryTimeout) as of the client's profile: EOF and refused dials are
+// retried; a pool timeout from v9.8 (PR #3298); a dial timeout (a net.Error whose Timeout()
+// is true) only when retry_timeout before v9.22 (a getConn failure passes false), always
+// from then on (PRs #3787, #3810); a read timeout only when retry_timeout (non-blocking
+// commands: _process sets retryTimeout unless the command has its own read timeout);
+// context errors never; server errors only for LOADING, READONLY, CLUSTERDOWN, TRYAGAIN,
+// max-clients, MASTERDOWN (from v9.8, PR #3164) and NOREPLICAS (v9.22).
+bool should_retry(const Error& error, bool retry_timeout, const Options& options);
 
 // isBadConn(err, allowTimeout=false): after this error the connection is closed, not put
 // back: everything except nil and server errors (READONLY excepted, which is bad).
 bool is_bad_conn(const Error& error);
+
+// The trace's error_class of an error (docs/trace-format.md): "server", "pool_timeout",
+// "dial_timeout", "refused", "read_timeout", "eof", "context_deadline", "tx_failed", "closed".
+const char* error_class(ErrorKind kind);
 
 // The error of a reply: Server for an error reply, None otherwise.
 Error error_of(const Reply& reply);

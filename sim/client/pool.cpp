@@ -50,7 +50,18 @@ void Pool::stats_changed() {
   PoolStats s = stats();
   if (s == last_traced_) return;
   last_traced_ = s;
-  tracer_.event("pool_stats", -1, -1, -1, format_stats(s));
+  if (tracer_.on()) tracer_.emit(stats_event("pool_stats", s));
+}
+
+TraceEvent Pool::stats_event(const char* kind, const PoolStats& s) const {
+  return tracer_.make(kind, -1, -1, -1)
+      .with(F::server, server_)
+      .with(F::hits, static_cast<int64_t>(s.hits))
+      .with(F::misses, static_cast<int64_t>(s.misses))
+      .with(F::timeouts, static_cast<int64_t>(s.timeouts))
+      .with(F::total, static_cast<int64_t>(s.total_conns))
+      .with(F::idle, static_cast<int64_t>(s.idle_conns))
+      .with(F::stale, static_cast<int64_t>(s.stale_conns));
 }
 
 void Pool::get(TimeUs deadline_us, TraceTag tag, GetDone done) {
@@ -79,27 +90,40 @@ void Pool::get(TimeUs deadline_us, TraceTag tag, GetDone done) {
     if (it == waiters_.end()) return;
     Waiter gone = std::move(*it);
     waiters_.erase(it);
-    if (pool_timeout_first) {
-      counters_.timeouts++;
-      tracer_.event("pool_timeout", -1, gone.tag.step, gone.tag.attempt,
-                    std::string(kPoolTimeoutText), gone.tag.actor);
-      stats_changed();
-      gone.done(nullptr, Error::make(ErrorKind::PoolTimeout));
-    } else {
-      tracer_.event("pool_wait_deadline", -1, gone.tag.step, gone.tag.attempt,
-                    std::string(kContextDeadlineText), gone.tag.actor);
-      gone.done(nullptr, Error::make(ErrorKind::ContextDeadline));
+    ErrorKind kind = pool_timeout_first ? ErrorKind::PoolTimeout : ErrorKind::ContextDeadline;
+    if (pool_timeout_first) counters_.timeouts++;
+    if (tracer_.on()) {
+      TraceEvent e =
+          tracer_.make(pool_timeout_first ? "pool_timeout" : "pool_wait_deadline", -1,
+                       gone.tag.step, gone.tag.attempt,
+                       std::string(pool_timeout_first ? kPoolTimeoutText : kContextDeadlineText),
+                       gone.tag.actor);
+      e.ends = gone.span;
+      tracer_.emit(std::move(e)
+                       .with(F::error, Error::make(kind).text)
+                       .with(F::error_class, error_class(kind))
+                       .with(F::duration_us, options_.pool_timeout_us));
     }
+    if (pool_timeout_first) stats_changed();
+    gone.done(nullptr, Error::make(kind));
   });
-  tracer_.event("pool_wait", -1, tag.step, tag.attempt,
-                std::to_string(waiters_.size() + 1) + " waiting, " + std::to_string(turns_used_) +
-                    "/" + std::to_string(options_.pool_size) + " in use",
-                tag.actor);
+  if (tracer_.on()) {
+    w.span = tracer_.new_span();
+    TraceEvent e = tracer_.make("pool_wait", -1, tag.step, tag.attempt,
+                                std::to_string(waiters_.size() + 1) + " waiting, " +
+                                    std::to_string(turns_used_) + "/" +
+                                    std::to_string(options_.pool_size) + " in use",
+                                tag.actor);
+    e.span = w.span;
+    tracer_.emit(std::move(e)
+                     .with(F::server, server_)
+                     .with(F::count, static_cast<int64_t>(waiters_.size() + 1)));
+  }
   // The waiter keeps its own deadline for when it gets the turn.
   waiters_.push_back(std::move(w));
 }
 
-void Pool::got_turn(TimeUs deadline_us, TraceTag tag, GetDone done) {
+void Pool::got_turn(TimeUs deadline_us, TraceTag tag, GetDone done, int64_t wait_span) {
   constexpr size_t kIdleChecksMax = 1'000'000;  // each pass removes one idle connection
   for (size_t n = 0; n < kIdleChecksMax && !idle_.empty(); n++) {
     ConnPtr c;
@@ -116,12 +140,20 @@ void Pool::got_turn(TimeUs deadline_us, TraceTag tag, GetDone done) {
       continue;
     }
     counters_.hits++;
-    tracer_.event("pool_hit", c->id(), tag.step, tag.attempt, "", tag.actor);
+    if (tracer_.on()) {
+      TraceEvent e = tracer_.make("pool_hit", c->id(), tag.step, tag.attempt, "", tag.actor);
+      e.ends = wait_span;
+      tracer_.emit(std::move(e));
+    }
     stats_changed();
     return done(c, Error::none());
   }
   counters_.misses++;
-  tracer_.event("pool_miss", -1, tag.step, tag.attempt, "", tag.actor);
+  if (tracer_.on()) {
+    TraceEvent e = tracer_.make("pool_miss", -1, tag.step, tag.attempt, "", tag.actor);
+    e.ends = wait_span;
+    tracer_.emit(std::move(e));
+  }
   stats_changed();
   std::weak_ptr<bool> alive = alive_;
   dial(deadline_us, tag, true, [this, alive, done = std::move(done)](ConnPtr c, Error e) {
@@ -133,27 +165,146 @@ void Pool::got_turn(TimeUs deadline_us, TraceTag tag, GetDone done) {
 }
 
 void Pool::dial(TimeUs deadline_us, TraceTag tag, bool pooled, GetDone done) {
+  if (breaker_open()) {
+    // dialConn: dialErrorsNum >= PoolSize returns the last dial error, no dial.
+    if (tracer_.on())
+      tracer_.emit(tracer_
+                       .make("pool_breaker_fail", -1, tag.step, tag.attempt, last_dial_error_.text,
+                             tag.actor)
+                       .with(F::server, server_)
+                       .with(F::error, last_dial_error_.text)
+                       .with(F::error_class, error_class(last_dial_error_.kind))
+                       .with(F::count, dial_errors_));
+    return done(nullptr, last_dial_error_);
+  }
+  dial_try(deadline_us, tag, pooled, 0, std::move(done));
+}
+
+void Pool::dial_try(TimeUs deadline_us, TraceTag tag, bool pooled, int64_t attempt, GetDone done) {
+  TimeUs now = process_.now_us();
+  TimeUs timeout_at = std::min(add_saturating_us(now, options_.dial_timeout_us), deadline_us);
+  std::weak_ptr<bool> alive = alive_;
+  dial_once(timeout_at, tag, nullptr,
+            [this, alive, deadline_us, tag, pooled, attempt, done = std::move(done)](ConnPtr conn,
+                                                                                     Error e) {
+              auto a = alive.lock();
+              if (!a || !*a) return;
+              if (e.ok()) {
+                if (pooled) conns_.push_back(conn);
+                stats_changed();
+                return done(std::move(conn), Error::none());
+              }
+              // DialerRetries: wait, then dial again, unless this was the last try or the
+              // caller's deadline comes first (then the last error is returned at it).
+              if (attempt + 1 < options_.dial_attempts && !closed_) {
+                TimeUs t = process_.now_us();
+                TimeUs next = add_saturating_us(t, options_.dial_retry_delay_us);
+                if (next <= deadline_us) {
+                  process_.after(options_.dial_retry_delay_us,
+                                 [this, alive, deadline_us, tag, pooled, attempt, done] {
+                                   auto a2 = alive.lock();
+                                   if (a2 && *a2)
+                                     dial_try(deadline_us, tag, pooled, attempt + 1, done);
+                                 });
+                  return;
+                }
+                process_.after(deadline_us - t, [this, alive, e, done] {
+                  auto a2 = alive.lock();
+                  if (!a2 || !*a2) return;
+                  dial_error(e);
+                  done(nullptr, e);
+                });
+                return;
+              }
+              dial_error(e);
+              done(nullptr, std::move(e));
+            });
+}
+
+void Pool::dial_once(TimeUs timeout_at_us, TraceTag tag, const char* reason, GetDone done) {
   auto conn = std::make_shared<Conn>(process_, transport_, server_);
   std::erase_if(created_, [](const std::weak_ptr<Conn>& w) { return w.expired(); });
   created_.push_back(conn);
-  TimeUs now = process_.now_us();
-  TimeUs timeout_at = std::min(add_saturating_us(now, options_.dial_timeout_us), deadline_us);
-  if (options_.dial_timeout_us == 0) timeout_at = deadline_us;
   std::weak_ptr<bool> alive = alive_;
-  conn->dial(timeout_at, [this, alive, conn, tag, pooled, done = std::move(done)](Error e) {
+  int64_t span = tracer_.new_span();
+  auto with_reason = [reason](TraceEvent e) {
+    if (reason) e.with(F::reason, reason);
+    return e;
+  };
+  conn->dial(
+      timeout_at_us, [this, alive, conn, tag, span, with_reason, done = std::move(done)](Error e) {
+        auto a = alive.lock();
+        if (!a || !*a) return;
+        if (!e.ok()) {
+          if (tracer_.on()) {
+            TraceEvent ev =
+                tracer_.make(e.kind == ErrorKind::DialTimeout ? "dial_timeout" : "dial_failed",
+                             conn->id(), tag.step, tag.attempt, e.text, tag.actor);
+            ev.ends = span;
+            tracer_.emit(with_reason(
+                std::move(ev).with(F::error, e.text).with(F::error_class, error_class(e.kind))));
+          }
+          return done(nullptr, std::move(e));
+        }
+        if (tracer_.on()) {
+          TraceEvent ev = tracer_.make("dial_ok", conn->id(), tag.step, tag.attempt, "", tag.actor);
+          ev.ends = span;
+          tracer_.emit(with_reason(std::move(ev).with(F::server, server_)));
+        }
+        done(conn, Error::none());
+      });
+  if (tracer_.on()) {
+    TraceEvent ev = tracer_.make("dial", conn->id(), tag.step, tag.attempt, "", tag.actor);
+    ev.span = span;
+    tracer_.emit(with_reason(std::move(ev).with(F::server, server_)));
+  }
+}
+
+void Pool::dial_error(const Error& error) {
+  last_dial_error_ = error;
+  // atomic.AddUint32(&p.dialErrorsNum, 1) == PoolSize: the probe starts exactly once.
+  if (++dial_errors_ != options_.pool_size) return;
+  if (tracer_.on()) {
+    breaker_span_ = tracer_.new_span();
+    TraceEvent e = tracer_.make("pool_breaker_open", -1, -1, -1,
+                                std::to_string(dial_errors_) + " failed dials: " + error.text);
+    e.span = breaker_span_;
+    tracer_.emit(std::move(e)
+                     .with(F::server, server_)
+                     .with(F::error, error.text)
+                     .with(F::error_class, error_class(error.kind))
+                     .with(F::count, dial_errors_));
+  }
+  probe();
+}
+
+void Pool::probe() {
+  if (closed_) return;
+  std::weak_ptr<bool> alive = alive_;
+  TimeUs timeout_at = add_saturating_us(process_.now_us(), options_.dial_timeout_us);
+  dial_once(timeout_at, TraceTag{}, "probe", [this, alive](ConnPtr conn, Error e) {
     auto a = alive.lock();
     if (!a || !*a) return;
     if (!e.ok()) {
-      tracer_.event(e.kind == ErrorKind::DialTimeout ? "dial_timeout" : "dial_failed", conn->id(),
-                    tag.step, tag.attempt, e.text, tag.actor);
-      return done(nullptr, std::move(e));
+      last_dial_error_ = e;
+      process_.after(Options::kBreakerProbeIntervalUs, [this, alive] {
+        auto a2 = alive.lock();
+        if (a2 && *a2) probe();
+      });
+      return;
     }
-    if (pooled) conns_.push_back(conn);
-    tracer_.event("dial_ok", conn->id(), tag.step, tag.attempt, server_, tag.actor);
-    stats_changed();
-    done(conn, Error::none());
+    dial_errors_ = 0;
+    if (tracer_.on()) {
+      TraceEvent ev = tracer_.make("pool_breaker_reset", conn->id(), -1, -1, "");
+      ev.ends = breaker_span_;
+      breaker_span_ = 0;
+      tracer_.emit(std::move(ev).with(F::server, server_));
+    }
+    conn->close();
+    if (tracer_.on())
+      tracer_.emit(
+          tracer_.make("conn_close", conn->id(), -1, -1, "probe").with(F::reason, "probe"));
   });
-  tracer_.event("dial", conn->id(), tag.step, tag.attempt, server_, tag.actor);
 }
 
 void Pool::dial_unpooled(TimeUs deadline_us, TraceTag tag, GetDone done) {
@@ -187,7 +338,8 @@ void Pool::close_conn(const ConnPtr& conn, const std::string& reason) {
   conn->close();
   conns_.erase(std::remove(conns_.begin(), conns_.end(), conn), conns_.end());
   idle_.erase(std::remove(idle_.begin(), idle_.end(), conn), idle_.end());
-  tracer_.event("conn_close", conn->id(), -1, -1, reason);
+  if (tracer_.on())
+    tracer_.emit(tracer_.make("conn_close", conn->id(), -1, -1, reason).with(F::reason, reason));
   stats_changed();
 }
 
@@ -203,10 +355,11 @@ void Pool::free_turn() {
   if (w.timer) process_.cancel(w.timer);
   TimeUs deadline_us = w.deadline_us;
   std::weak_ptr<bool> alive = alive_;
-  process_.after(0, [this, alive, deadline_us, tag = w.tag, done = std::move(w.done)]() mutable {
+  process_.after(0, [this, alive, deadline_us, span = w.span, tag = w.tag,
+                     done = std::move(w.done)]() mutable {
     auto a = alive.lock();
     if (!a || !*a) return;
-    got_turn(deadline_us, tag, std::move(done));
+    got_turn(deadline_us, tag, std::move(done), span);
   });
 }
 
@@ -231,7 +384,7 @@ void Pool::sample_stats(TimeUs interval_us, TimeUs until_us) {
   scheduler.schedule_after(0, [this, alive, interval_us, until_us] {
     auto a = alive.lock();
     if (!a || !*a) return;
-    tracer_.event("pool_stats_sample", -1, -1, -1, format_stats(stats()));
+    if (tracer_.on()) tracer_.emit(stats_event("pool_stats_sample", stats()));
     Scheduler& s = process_.scheduler();
     if (add_saturating_us(s.now_us(), interval_us) <= until_us) {
       s.schedule_after(interval_us, [this, alive, interval_us, until_us] {

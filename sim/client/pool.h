@@ -12,6 +12,18 @@
 // Blocking commands and subscriptions that run through the pool hold their turn for their
 // whole wait: that is how six BLPOP 0 callers starve a pool of four.
 //
+// The dial-error circuit breaker (pool.go dialConn / tryDial, since v9.0): every new
+// connection, pooled or not (PubSub's pool.NewConn too), is dialed through dialConn. A
+// failed dial stores its error as the last dial error and counts; a successful dial does
+// not reset the count. When the count reaches PoolSize the breaker opens ("pool_breaker_open")
+// and a background probe starts: while open, every dialConn returns the last dial error at
+// once, without touching the network ("pool_breaker_fail"). The probe dials (DialTimeout),
+// and after a failure sleeps 1 s and dials again; only a successful probe resets the count
+// and closes the breaker ("pool_breaker_reset"; the probe's connection is closed). Probe
+// dials are traced as dial / dial_ok / dial_failed / dial_timeout with reason "probe".
+// From v9.15 (profile v9.22) one dialConn makes up to Options::dial_attempts dials,
+// dial_retry_delay_us apart, and counts once when all of them failed.
+//
 // Stats (PoolStats: hits, misses, timeouts, total, idle, stale) are traced as "pool_stats"
 // whenever they change, and on a periodic sample if asked.
 #pragma once
@@ -87,10 +99,22 @@ class Pool {
     TimeUs deadline_us = kTimeNeverUs;  // the caller's own deadline, kept for its turn
     GetDone done;
     net::Process::TimerId timer = 0;
+    int64_t span = 0;  // pool_wait .. the end of the wait, in the trace
   };
-  void got_turn(TimeUs deadline_us, TraceTag tag, GetDone done);
+  // wait_span: the span of the caller's pool_wait, ended here (0: it did not wait).
+  void got_turn(TimeUs deadline_us, TraceTag tag, GetDone done, int64_t wait_span = 0);
   void free_turn();
+  // A pool_stats / pool_stats_sample event with the statistics as fields.
+  TraceEvent stats_event(const char* kind, const PoolStats& s) const;
+  // dialConn: through the breaker, with dial_attempts tries.
   void dial(TimeUs deadline_us, TraceTag tag, bool pooled, GetDone done);
+  void dial_try(TimeUs deadline_us, TraceTag tag, bool pooled, int64_t attempt, GetDone done);
+  // One network dial, traced; reason "probe" for the breaker's probe.
+  void dial_once(TimeUs timeout_at_us, TraceTag tag, const char* reason, GetDone done);
+  // A dialConn whose every try failed: the breaker counts it.
+  void dial_error(const Error& error);
+  // tryDial: the breaker's background redial.
+  void probe();
   bool healthy(const Conn& conn) const;
   void close_conn(const ConnPtr& conn, const std::string& reason);
   void stats_changed();
@@ -111,7 +135,16 @@ class Pool {
   PoolStats counters_;  // hits, misses, timeouts, stale (total and idle are computed)
   PoolStats last_traced_;
   bool closed_ = false;
+  // The breaker: failed dialConns since the last successful probe, and the last error.
+  int64_t dial_errors_ = 0;
+  Error last_dial_error_;
+  int64_t breaker_span_ = 0;  // pool_breaker_open .. pool_breaker_reset
   std::shared_ptr<bool> alive_;
+
+ public:
+  // The breaker is open: dials fail at once with the last dial error.
+  bool breaker_open() const { return dial_errors_ >= options_.pool_size; }
+  int64_t dial_errors() const { return dial_errors_; }
 };
 
 }  // namespace redlab::client

@@ -12,7 +12,10 @@ net::ConnId Tx::conn_id() const {
 }
 
 void Tx::do_command(const Context& ctx, Argv argv, std::function<void(Result)> done) {
-  client_.tracer_.event("call", conn_->id(), ctx.step, tag_.attempt, command_line(argv), ctx.actor);
+  if (client_.tracer_.on())
+    client_.tracer_.emit(
+        client_.tracer_.make("call", conn_->id(), ctx.step, tag_.attempt, command_line(argv), ctx.actor)
+            .with(F::argv, trace_argv(argv)));
   if (!bad_.ok()) return done(Result{Reply::nil(), bad_});
   TimeUs timeout_us = client_.options_.read_timeout_us;
   if (auto blocking = blocking_timeout_us(argv))
@@ -56,7 +59,9 @@ void Client::watch(const Context& ctx, std::vector<std::string> keys, WatchFn fn
   Argv watch_cmd{"WATCH"};
   for (std::string& k : keys) watch_cmd.push_back(std::move(k));
   TraceTag tag{ctx.step, 0, ctx.actor};
-  tracer_.event("call", -1, ctx.step, -1, command_line(watch_cmd), ctx.actor);
+  if (tracer_.on())
+    tracer_.emit(tracer_.make("call", -1, ctx.step, -1, command_line(watch_cmd), ctx.actor)
+                     .with(F::argv, trace_argv(watch_cmd)));
   if (closed_) return done(Error::make(ErrorKind::Closed));
   std::weak_ptr<bool> alive = alive_;
   get_conn(ctx, tag,

@@ -43,7 +43,7 @@ Scheduler::RunResult Scheduler::run_until(TimeUs until_us, uint64_t events_max) 
   REDLAB_ASSERT(until_us >= now_us() && "cannot run until a time in the past");
   RunResult result;
   while (!events_.empty() && events_.begin()->first.first <= until_us) {
-    if (result.events_run >= events_max) {
+    if (result.events_run >= events_max || stop_requested_) {
       result.bound_hit = true;
       return result;
     }
@@ -57,7 +57,7 @@ Scheduler::RunResult Scheduler::run_until(TimeUs until_us, uint64_t events_max) 
 Scheduler::RunResult Scheduler::run_all(uint64_t events_max) {
   RunResult result;
   while (!events_.empty()) {
-    if (result.events_run >= events_max) {
+    if (result.events_run >= events_max || stop_requested_) {
       result.bound_hit = true;
       return result;
     }

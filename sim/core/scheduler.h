@@ -38,8 +38,12 @@ class Scheduler {
 
   struct RunResult {
     uint64_t events_run = 0;
-    bool bound_hit = false;  // stopped by events_max with due events still pending
+    bool bound_hit = false;  // stopped by events_max (or stop()) with due events still pending
   };
+  // Makes run_until / run_all return after the event running now, as if their bound had
+  // been hit (a run that outgrew another bound: its trace, its steps).
+  void stop() { stop_requested_ = true; }
+  bool stop_requested() const { return stop_requested_; }
 
   TimeUs now_us() const { return clock_.now_us(); }
   const VirtualClock& clock() const { return clock_; }
@@ -69,6 +73,7 @@ class Scheduler {
   using Key = std::pair<TimeUs, uint64_t>;  // (time_us, seq): the total order of events
   VirtualClock clock_;
   uint64_t next_seq_ = 1;
+  bool stop_requested_ = false;
   std::map<Key, Callback> events_;
 };
 

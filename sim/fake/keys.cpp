@@ -1,8 +1,13 @@
-// Keyspace commands (Redis db.c and expire.c): DEL UNLINK EXISTS TYPE KEYS, the EXPIRE
-// family with NX/XX/GT/LT, PERSIST, TTL/PTTL. Expiry times are absolute server unix ms; a key
-// is expired when now_ms > expire_at_ms (keyIsExpired).
+// Keyspace commands (Redis db.c and expire.c): DEL UNLINK EXISTS TYPE KEYS, RENAME RENAMENX
+// MOVE COPY SWAPDB, the EXPIRE family with NX/XX/GT/LT, PERSIST, TTL/PTTL. Expiry times are
+// absolute server unix ms; a key is expired when now_ms > expire_at_ms (keyIsExpired).
+//
+// MOVE and COPY ... DB write into another database through the same Ctx calls as every other
+// write (so WATCH, blocked clients and the server's key events see them): the client's
+// database is switched for the duration of those calls (DbScope).
 #include <algorithm>
 #include <climits>
+#include <memory>
 
 #include "sim/fake/server.h"
 #include "sim/fake/util.h"
@@ -144,6 +149,159 @@ void pexpiretime_command(Ctx& c) {
   expiretime_generic(c, true);
 }
 
+// ---------------------------------------------------------------------------------------
+// RENAME RENAMENX MOVE COPY SWAPDB
+// ---------------------------------------------------------------------------------------
+
+constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
+constexpr std::string_view kDbOutOfRange = "ERR DB index is out of range";
+
+// Runs the enclosed Ctx calls against database db_index (MOVE, COPY ... DB).
+class DbScope {
+ public:
+  DbScope(Client& client, int db_index) : client_(client), saved_(client.db) {
+    client.db = db_index;
+  }
+  ~DbScope() { client_.db = saved_; }
+  DbScope(const DbScope&) = delete;
+  DbScope& operator=(const DbScope&) = delete;
+
+ private:
+  Client& client_;
+  int saved_;
+};
+
+// getIntFromObjectOrReply: an int. msg replaces both of its errors when given (SWAPDB).
+bool int32_arg(Ctx& c, size_t i, int& out, std::string_view msg = {}) {
+  auto v = parse_int64(c.arg(i));
+  if (!v) {
+    c.reply_error(msg.empty() ? err::kNotInteger : msg);
+    return false;
+  }
+  if (*v < INT_MIN || *v > INT_MAX) {
+    c.reply_error(msg.empty()
+                      ? "ERR value is out of range, value must between -2147483648 and 2147483647"
+                      : msg);
+    return false;
+  }
+  out = static_cast<int>(*v);
+  return true;
+}
+
+bool valid_db(const Ctx& c, int db_index) {
+  return db_index >= 0 && static_cast<size_t>(db_index) < c.server.dbs().size();
+}
+
+// A value of its own (a stream is shared through a pointer: COPY copies it, groups included).
+Value copy_value(const Value& v) {
+  if (const auto* stream = std::get_if<std::shared_ptr<StreamValue>>(&v.data))
+    return Value{std::make_shared<StreamValue>(**stream)};
+  return v;
+}
+
+// renameGenericCommand. The value and its TTL go to dst; a dst that exists is replaced (and
+// RENAMENX refuses). Renaming a key to itself is a no-op, but the key must exist.
+void rename_generic(Ctx& c, bool nx) {
+  const std::string& src = c.arg(1);
+  const std::string& dst = c.arg(2);
+  Entry* e = c.lookup_write(src);
+  if (!e) return c.reply_error(err::kNoSuchKey);
+  if (src == dst) return nx ? c.reply_int(0) : c.reply_ok();
+  const int64_t expire_at_ms = e->expire_at_ms;
+  const bool dst_exists = c.lookup_write(dst) != nullptr;
+  if (dst_exists && nx) return c.reply_int(0);
+  Value value;
+  c.delete_key(src, &value);
+  if (dst_exists) c.delete_key(dst);
+  c.set_key(dst, std::move(value));
+  if (expire_at_ms >= 0) c.set_expire(dst, expire_at_ms);
+  c.signal_modified(src);
+  c.signal_modified(dst);
+  c.signal_key_ready(dst);  // dbAdd: a client blocked on dst may be served now
+  if (nx) return c.reply_int(1);
+  c.reply_ok();
+}
+
+void rename_command(Ctx& c) {
+  rename_generic(c, false);
+}
+void renamenx_command(Ctx& c) {
+  rename_generic(c, true);
+}
+
+// moveCommand: the key and its TTL go to another database, unless the key exists there.
+void move_command(Ctx& c) {
+  int target = 0;
+  if (!int32_arg(c, 2, target)) return;
+  if (!valid_db(c, target)) return c.reply_error(kDbOutOfRange);
+  if (target == c.client.db) return c.reply_error(kSameObject);
+  const std::string& key = c.arg(1);
+  Entry* e = c.lookup_write(key);
+  if (!e) return c.reply_int(0);
+  const int64_t expire_at_ms = e->expire_at_ms;
+  {
+    DbScope in_target(c.client, target);
+    if (c.lookup_write(key)) return c.reply_int(0);
+  }
+  Value value;
+  c.delete_key(key, &value);
+  c.signal_modified(key);
+  {
+    DbScope in_target(c.client, target);
+    c.set_key(key, std::move(value));
+    if (expire_at_ms >= 0) c.set_expire(key, expire_at_ms);
+    c.signal_modified(key);
+    c.signal_key_ready(key);
+  }
+  c.reply_int(1);
+}
+
+// copyCommand: COPY source destination [DB destination-db] [REPLACE]. The copy has the
+// source's TTL.
+void copy_command(Ctx& c) {
+  int target = c.client.db;
+  bool replace = false;
+  for (size_t j = 3; j < c.argc(); j++) {
+    const bool has_value = j + 1 < c.argc();
+    if (equals_nocase(c.arg(j), "replace")) {
+      replace = true;
+    } else if (equals_nocase(c.arg(j), "db") && has_value) {
+      if (!int32_arg(c, j + 1, target)) return;
+      if (!valid_db(c, target)) return c.reply_error(kDbOutOfRange);
+      j++;
+    } else {
+      return c.reply_error(err::kSyntax);
+    }
+  }
+  const std::string& src = c.arg(1);
+  const std::string& dst = c.arg(2);
+  if (target == c.client.db && src == dst) return c.reply_error(kSameObject);
+  const Entry* e = c.lookup_read(src);
+  if (!e) return c.reply_int(0);
+  DbScope in_target(c.client, target);
+  // e stays valid: the lookup below removes at most dst, another key (or another database's).
+  const bool dst_exists = c.lookup_write(dst) != nullptr;
+  if (dst_exists && !replace) return c.reply_int(0);
+  const int64_t expire_at_ms = e->expire_at_ms;
+  Value copy = copy_value(e->value);
+  if (dst_exists) c.delete_key(dst);
+  c.set_key(dst, std::move(copy));
+  if (expire_at_ms >= 0) c.set_expire(dst, expire_at_ms);
+  c.signal_modified(dst);
+  c.signal_key_ready(dst);
+  c.reply_int(1);
+}
+
+// swapdbCommand: the two databases trade contents; clients stay in the database they were in.
+void swapdb_command(Ctx& c) {
+  int a = 0, b = 0;
+  if (!int32_arg(c, 1, a, "ERR invalid first DB index")) return;
+  if (!int32_arg(c, 2, b, "ERR invalid second DB index")) return;
+  if (!valid_db(c, a) || !valid_db(c, b)) return c.reply_error(kDbOutOfRange);
+  c.server.swap_dbs(a, b);
+  c.reply_ok();
+}
+
 void persist_command(Ctx& c) {
   Entry* e = c.lookup_write(c.arg(1));
   if (!e) return c.reply_int(0);
@@ -164,6 +322,12 @@ void register_key_commands(CommandTable& t) {
   add("type", 2, kReadOnly | kFast, type_command);
   add("keys", 2, kReadOnly, keys_command, 0);
   t["keys"].first_key = 0;
+  add("rename", 3, kWrite, rename_command, 2);
+  add("renamenx", 3, kWrite | kFast, renamenx_command, 2);
+  add("move", 3, kWrite | kFast, move_command);
+  add("copy", -3, kWrite, copy_command, 2);
+  add("swapdb", 3, kWrite | kFast, swapdb_command, 0);
+  t["swapdb"].first_key = 0;
   add("expire", -3, kWrite | kFast, expire_command);
   add("pexpire", -3, kWrite | kFast, pexpire_command);
   add("expireat", -3, kWrite | kFast, expireat_command);

@@ -62,6 +62,7 @@
 
 #include "sim/core/assert.h"
 #include "sim/core/cmdline.h"
+#include "sim/fake/lua_budget.h"
 #include "sim/fake/script_json.h"
 #include "sim/fake/server.h"
 #include "sim/fake/sha1.h"
@@ -268,7 +269,7 @@ thread_local ScriptJob* t_job = nullptr;  // the job whose fiber is running on t
 
 class ScriptJob final : public LongRunning {
  public:
-  enum class Kill : uint8_t { None, User, Limit };
+  enum class Kill : uint8_t { None, User, Limit, Budget };
 
   ScriptJob(std::shared_ptr<ScriptingState> state, Server& server, ClientId client, int db,
             std::string_view sha, int func_ref, const Argv& argv, size_t numkeys, bool read_only,
@@ -1513,6 +1514,11 @@ void ScriptJob::count_hook(lua_State* L, lua_Debug* ar) {
   if (ar->event == LUA_HOOKCOUNT) {
     job->used_ns_ += kHookCostNs;
     if (job->kill_ == Kill::None && job->used_ns_ > job->limit_ns_) job->kill_ = Kill::Limit;
+    // The run's bound on Lua work (lua_budget.h): checked before yielding, so an endless
+    // loop ends at the bound rather than at the end of the scenario's time.
+    if (LuaInstructionBudget* budget = LuaInstructionBudget::current();
+        budget && job->kill_ == Kill::None && budget->add(kHookInstructions, job->sha_))
+      job->kill_ = Kill::Budget;
     // The server's turn: it answers other clients and resumes us later (or never, if the
     // server goes away).
     if (job->kill_ == Kill::None && job->used_ns_ >= job->slice_end_ns_) job->state_->fiber.yield();
@@ -1520,10 +1526,12 @@ void ScriptJob::count_hook(lua_State* L, lua_Debug* ar) {
   if (job->kill_ != Kill::None) {
     // From now on at every line, so that a pcall cannot keep the script alive.
     lua_sethook(L, count_hook, LUA_MASKLINE, 0);
-    push_error(L, job->kill_ == Kill::User
-                      ? "Script killed by user with SCRIPT KILL..."
-                      : "Script killed by redlab: it ran past the simulator's time limit "
-                        "(Server::script_call_limit_us)");
+    push_error(L, job->kill_ == Kill::User ? "Script killed by user with SCRIPT KILL..."
+                  : job->kill_ == Kill::Limit
+                      ? "Script killed by redlab: it ran past the simulator's time limit "
+                        "(Server::script_call_limit_us)"
+                      : "Script killed by redlab: the run's scripts ran past its bound of Lua "
+                        "instructions (--lua-instructions-max)");
     lua_error(L);
   }
 }
@@ -1764,7 +1772,7 @@ void script_command(Ctx& c) {
   if (name == "kill") {
     if (!c.server.long_running_active())
       return c.reply_error("NOTBUSY No scripts in execution right now.");
-    if (!c.server.long_running()->kill()) {
+    if (!c.server.kill_long_running(c.client.id)) {
       return c.reply_error(
           "UNKILLABLE Sorry the script already executed write commands against the dataset. "
           "You can either wait the script termination or kill the server in a hard way using "
@@ -1819,6 +1827,38 @@ void register_scripting_commands(CommandTable& table) {
   add("evalsha_ro", -3, kNoScript | kReadOnly, evalsha_ro_command);
   // allow-busy for SCRIPT KILL; the other subcommands answer BUSY themselves.
   add("script", -2, kNoScript | kAllowBusy, script_command);
+}
+
+// ---------------------------------------------------------------------------------------
+// The run's bound on Lua instructions
+// ---------------------------------------------------------------------------------------
+
+namespace {
+thread_local LuaInstructionBudget* t_budget = nullptr;  // see lua_budget.h
+}  // namespace
+
+LuaInstructionBudget::LuaInstructionBudget(uint64_t max,
+                                           std::function<void(const char* sha)> on_exceeded)
+    : max_(max), on_exceeded_(std::move(on_exceeded)), previous_(t_budget) {
+  t_budget = this;
+}
+
+LuaInstructionBudget::~LuaInstructionBudget() {
+  t_budget = previous_;
+}
+
+LuaInstructionBudget* LuaInstructionBudget::current() {
+  return t_budget;
+}
+
+bool LuaInstructionBudget::add(uint64_t n, const char* sha) {
+  used_ = n > UINT64_MAX - used_ ? UINT64_MAX : used_ + n;
+  if (used_ <= max_) return exceeded_;
+  if (!exceeded_) {
+    exceeded_ = true;
+    if (on_exceeded_) on_exceeded_(sha);
+  }
+  return true;
 }
 
 }  // namespace redlab::fake

@@ -14,28 +14,33 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "sim/fake/util.h"
 
 namespace redlab::fake {
 
-const char* type_name(ValueType t) {
-  switch (t) {
-    case ValueType::String:
-      return "string";
-    case ValueType::List:
-      return "list";
-    case ValueType::Hash:
-      return "hash";
-    case ValueType::Set:
-      return "set";
-    case ValueType::ZSet:
-      return "zset";
-    case ValueType::Stream:
-      return "stream";
+// Sets the origin of the work that follows (who it is for, the cause tag, the time its key
+// events carry) and restores the previous one at the end of the scope. Only while observing:
+// nothing else reads the origin, and the hot path pays a branch instead of six copies.
+class Server::OriginScope {
+ public:
+  OriginScope(Server& server, ClientId client, int64_t cause, TimeUs at_us)
+      : server_(server.observing() ? &server : nullptr) {
+    if (!server_) return;
+    saved_ = server.origin_;
+    server.origin_ = Origin{client, cause, at_us};
   }
-  return "none";
-}
+  ~OriginScope() {
+    if (server_) server_->origin_ = saved_;
+  }
+  OriginScope(const OriginScope&) = delete;
+  OriginScope& operator=(const OriginScope&) = delete;
+
+ private:
+  Server* server_;
+  Origin saved_;
+};
 
 const std::string* HashValue::get(std::string_view field) const {
   auto it = index_.find(field);
@@ -124,6 +129,8 @@ void Ctx::reply_nil() {
 }
 
 void Ctx::reply_error(std::string_view msg) {
+  if (server.observing() && !in_script && msg.substr(0, 5) == "BUSY ")
+    server.note_busy_reply(client.id, now_us, server.origin_.cause);
   if (Reply* out = direct_reply()) {
     out->kind = Reply::Kind::Error;
     out->str.append(msg.data(), msg.size());
@@ -161,10 +168,30 @@ void Ctx::block(std::vector<std::string> keys, TimeUs timeout_us, Reply timeout_
   client.block.timeout_reply = std::move(timeout_reply);
   client.block.argv = argv;
   client.block.extra = std::move(extra);
+  client.block.cause = server.origin_.cause;
   for (const std::string& k : client.block.keys) {
     auto& waiters = server.blocking_keys_[{client.db, k}];
     if (std::find(waiters.begin(), waiters.end(), client.id) == waiters.end())
       waiters.push_back(client.id);
+  }
+  if (server.observing()) {
+    ServerEvent e;
+    e.kind = ServerEvent::Kind::Blocked;
+    e.at_us = now_us;
+    e.client = client.id;
+    e.cause = client.block.cause;
+    e.db = client.db;
+    // The keys, bounded: a BLPOP may name thousands.
+    constexpr size_t kKeysShownMax = 16;
+    const auto& keys_waited = client.block.keys;
+    for (size_t i = 0; i < keys_waited.size() && i < kKeysShownMax; i++) {
+      if (i) e.detail += ' ';
+      e.detail += string_summary(keys_waited[i], kSummaryElementBytesMax);
+    }
+    if (keys_waited.size() > kKeysShownMax)
+      e.detail += " ... (" + std::to_string(keys_waited.size()) + " keys)";
+    e.timeout_at_us = client.block.timeout_at_us;
+    server.observer(e);
   }
 }
 
@@ -188,7 +215,9 @@ Entry& Ctx::set_key(std::string_view key, Value value, bool keep_ttl) {
   auto it = d.dict.find(key);
   if (it == d.dict.end()) {
     it = d.dict.emplace(std::string(key), Entry{std::move(value), -1}).first;
+    if (server.observing()) server.note_key(client.db, key, Server::Touch::Created, nullptr);
   } else {
+    if (server.observing()) server.note_key(client.db, key, Server::Touch::Written, nullptr);
     // A replaced stream wakes its XREADGROUP waiters with an error (signalDeletedKeyAsReady).
     if (it->second.value.type() == ValueType::Stream) server.mark_key_ready(client.db, key);
     it->second.value = std::move(value);
@@ -200,13 +229,15 @@ Entry& Ctx::set_key(std::string_view key, Value value, bool keep_ttl) {
   return it->second;
 }
 
-bool Ctx::delete_key(std::string_view key) {
+bool Ctx::delete_key(std::string_view key, Value* take) {
   Db& d = db();
   auto it = d.dict.find(key);
   if (it == d.dict.end()) return false;
+  if (server.observing()) server.note_key(client.db, key, Server::Touch::Deleted, &it->second);
   if (it->second.expire_at_ms >= 0) d.expires.erase({it->second.expire_at_ms, std::string(key)});
   // A deleted stream wakes its XREADGROUP waiters with an error (signalDeletedKeyAsReady).
   if (it->second.value.type() == ValueType::Stream) server.mark_key_ready(client.db, key);
+  if (take) *take = std::move(it->second.value);
   d.dict.erase(it);
   return true;
 }
@@ -219,6 +250,7 @@ void Ctx::set_expire(std::string_view key, int64_t at_ms) {
   it->second.expire_at_ms = at_ms;
   d.expires.emplace(at_ms, std::string(key));
   server.expire_floor_ms_ = std::min(server.expire_floor_ms_, at_ms);
+  if (server.observing()) server.note_key(client.db, key, Server::Touch::Written, nullptr);
 }
 
 bool Ctx::remove_expire(std::string_view key) {
@@ -227,11 +259,14 @@ bool Ctx::remove_expire(std::string_view key) {
   if (it == d.dict.end() || it->second.expire_at_ms < 0) return false;
   d.expires.erase({it->second.expire_at_ms, std::string(key)});
   it->second.expire_at_ms = -1;
+  if (server.observing()) server.note_key(client.db, key, Server::Touch::Written, nullptr);
   return true;
 }
 
 void Ctx::signal_modified(std::string_view key) {
-  server.touch_watched_key(client.db, key);
+  // Tested here too: the common case (nobody watches) costs no call.
+  if (!server.watched_keys_.empty()) server.touch_watched_key(client.db, key);
+  if (server.observing()) server.note_key(client.db, key, Server::Touch::Written, nullptr);
 }
 
 void Ctx::signal_key_ready(std::string_view key) {
@@ -394,8 +429,12 @@ void Server::build_command_index() {
     command_index_[slot] = &entry;
   }
   // service_time looks at argv or the keyspace only for these (by name, as it does).
-  for (auto& [name, spec] : commands_)
+  for (auto& [name, spec] : commands_) {
     spec.variable_cost = spec.name == "debug" || spec.name == "keys";
+    spec.upper_name = spec.name;
+    for (char& ch : spec.upper_name)
+      ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  }
 }
 
 const CommandSpec* Server::find_command(std::string_view name) const {
@@ -479,13 +518,13 @@ void Server::unblock(Client& c) {
 }
 
 void Server::disconnect(ClientId id, TimeUs now_us) {
-  (void)now_us;
   auto it = clients_.find(id);
   if (it == clients_.end()) return;
   Client& c = *it->second;
   for (Capture* cap = capture_; cap; cap = cap->outer)
     if (cap->client == &c) cap->client = nullptr;
   unwatch_all(c);
+  if (c.blocked && observing()) note_unblocked(c, now_us, "disconnected");
   unblock(c);
   for (const auto& ch : c.channels) {
     auto cit = pubsub_channels.find(ch);
@@ -508,14 +547,336 @@ void Server::disconnect(ClientId id, TimeUs now_us) {
 }
 
 void Server::close_client_later(ClientId id, const std::string& reason) {
-  to_close_.emplace_back(id, reason);
+  // origin_ is the command that decided it (CLIENT KILL, QUIT), or none (output limits).
+  to_close_.push_back(Closing{id, reason, origin_.client, origin_.cause});
 }
 
-void Server::finish_close(ClientId id, TimeUs now_us, const std::string& reason) {
-  if (!connected(id)) return;
-  disconnect(id, now_us);
-  closed_.emplace_back(id, now_us);
-  if (observer) observer(ServerEvent{ServerEvent::Kind::ClientClosed, now_us, now_us, id, reason});
+void Server::finish_close(const Closing& closing, TimeUs now_us) {
+  Client* c = client(closing.id);
+  if (!c) return;
+  if (observing()) {
+    if (c->blocked) {
+      note_unblocked(*c, now_us, "killed");
+      unblock(*c);
+    }
+    ServerEvent e;
+    e.kind = ServerEvent::Kind::ClientCut;
+    e.at_us = now_us;
+    e.client = closing.id;
+    e.cause = closing.cause;
+    e.detail = closing.reason;
+    e.by_client = closing.by_client;
+    observer(e);
+  }
+  disconnect(closing.id, now_us);
+  closed_.emplace_back(closing.id, now_us);
+}
+
+// ---------------------------------------------------------------------------------------
+// Observation: the server's own events (ServerEvent)
+// ---------------------------------------------------------------------------------------
+
+namespace {
+
+// Past this many keys noted by one command, touched_ is searched through an index.
+constexpr size_t kTouchedLinearMax = 16;
+
+std::string touched_index_key(int db, std::string_view key) {
+  std::string k = std::to_string(db);
+  k += ' ';
+  k.append(key.data(), key.size());
+  return k;
+}
+
+bool is_container(ValueType t) {
+  return t == ValueType::List || t == ValueType::Hash || t == ValueType::Set ||
+         t == ValueType::ZSet;
+}
+
+bool is_empty_container(const Value& v) {
+  switch (v.type()) {
+    case ValueType::List:
+      return std::get<ListValue>(v.data).empty();
+    case ValueType::Hash:
+      return std::get<HashValue>(v.data).size() == 0;
+    case ValueType::Set:
+      return std::get<SetValue>(v.data).empty();
+    case ValueType::ZSet:
+      return std::get<ZSetValue>(v.data).scores.empty();
+    case ValueType::String:
+    case ValueType::Stream:
+      return false;
+  }
+  return false;
+}
+
+std::string upper_bounded(std::string_view s) {
+  constexpr size_t kNameBytesMax = 32;
+  std::string out(s.substr(0, kNameBytesMax));
+  for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+}  // namespace
+
+void Server::note_key(int db, std::string_view key, Touch how, const Entry* entry) {
+  REDLAB_ASSERT(db >= 0 && static_cast<size_t>(db) < dbs_.size());
+  TouchedKey* t = nullptr;
+  if (touched_index_.empty()) {
+    for (TouchedKey& k : touched_)
+      if (k.db == db && k.key == key) {
+        t = &k;
+        break;
+      }
+  } else {
+    auto it = touched_index_.find(touched_index_key(db, key));
+    if (it != touched_index_.end()) t = &touched_[it->second];
+  }
+  if (!t) {
+    touched_.push_back(TouchedKey{db, std::string(key), how != Touch::Created, false, "", {}});
+    t = &touched_.back();
+    if (touched_.size() > kTouchedLinearMax) {
+      if (touched_index_.empty()) {
+        for (size_t i = 0; i < touched_.size(); i++)
+          touched_index_.emplace(touched_index_key(touched_[i].db, touched_[i].key), i);
+      } else {
+        touched_index_.emplace(touched_index_key(db, key), touched_.size() - 1);
+      }
+    }
+  }
+  if (how != Touch::Deleted || t->captured) return;
+  // The first deletion of the key in this command: what it held then. A container the
+  // command emptied before deleting it (a list popped empty) held, before the command, what
+  // was last reported of it.
+  REDLAB_ASSERT(entry && "a deletion is noted with the entry it removes");
+  t->captured = true;
+  t->type = type_name(entry->value.type());
+  if (is_empty_container(entry->value) && static_cast<size_t>(db) < reported_containers_.size()) {
+    const ReportedKeys& reported = reported_containers_[static_cast<size_t>(db)];
+    auto it = reported.find(key);
+    if (it != reported.end()) {
+      t->value = it->second.value;
+      return;
+    }
+  }
+  t->value = value_summary(entry->value);
+}
+
+void Server::note_db_deleted(int db_index) {
+  const Db& d = dbs_[static_cast<size_t>(db_index)];
+  std::vector<const std::pair<const std::string, Entry>*> entries;
+  entries.reserve(d.dict.size());
+  for (const auto& entry : d.dict) entries.push_back(&entry);
+  std::sort(entries.begin(), entries.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  for (const auto* entry : entries)
+    note_key(db_index, entry->first, Touch::Deleted, &entry->second);
+}
+
+void Server::flush_key_events() {
+  std::vector<TouchedKey> keys;
+  keys.swap(touched_);
+  touched_index_.clear();
+  if (observing()) {
+    if (reported_containers_.size() != dbs_.size()) reported_containers_.resize(dbs_.size());
+    for (TouchedKey& t : keys) {
+      const Db& d = dbs_[static_cast<size_t>(t.db)];
+      ReportedKeys& reported = reported_containers_[static_cast<size_t>(t.db)];
+      ServerEvent e;
+      e.at_us = origin_.at_us;
+      e.client = origin_.client;
+      e.cause = origin_.cause;
+      e.db = t.db;
+      auto it = d.dict.find(t.key);
+      if (it != d.dict.end()) {
+        e.kind = ServerEvent::Kind::KeyWritten;
+        const char* type = type_name(it->second.value.type());
+        e.type = type;
+        e.value = value_summary(it->second.value);
+        e.expire_at_ms = it->second.expire_at_ms;
+        if (is_container(it->second.value.type())) {
+          Reported& r = reported[t.key];
+          r.type = type;
+          r.value = e.value;
+        } else if (!reported.empty()) {
+          reported.erase(t.key);  // it held a container before (SET over a list)
+        }
+      } else {
+        // Gone: report it if it was there before the command (deleted, or a container
+        // reported earlier), not if this command created and removed it.
+        auto rit = reported.empty() ? reported.end() : reported.find(t.key);
+        const bool was_reported = rit != reported.end();
+        if (!(t.captured && t.existed) && !was_reported) continue;
+        e.kind = ServerEvent::Kind::KeyDeleted;
+        if (t.captured) {
+          e.type = t.type;
+          e.value = std::move(t.value);
+        } else {
+          e.type = rit->second.type;
+          e.value = rit->second.value;
+        }
+        if (was_reported) reported.erase(rit);
+      }
+      e.key = std::move(t.key);
+      observer(e);
+    }
+  }
+  // Keep the vector's capacity for the next command (unless an observer noted keys meanwhile).
+  if (touched_.empty()) {
+    keys.clear();
+    touched_.swap(keys);
+  }
+}
+
+void Server::note_served(const Client& c, const CommandSpec* spec, const Argv& argv, TimeUs at_us,
+                         TimeUs duration_us, std::string detail) {
+  ServerEvent e;
+  e.kind = ServerEvent::Kind::Served;
+  e.at_us = at_us;
+  e.duration_us = duration_us;
+  e.client = c.id;
+  e.cause = origin_.cause;
+  if (spec) {
+    e.command = spec->upper_name;
+    if (spec->has_subcommands && argv.size() >= 2) {
+      e.command += ' ';
+      e.command += upper_bounded(argv[1]);
+    }
+  } else if (!argv.empty()) {
+    e.command = upper_bounded(argv[0]);
+  }
+  e.detail = std::move(detail);
+  observer(e);
+}
+
+void Server::note_command_end(const Client& c, const CommandSpec& spec, const Argv& argv,
+                              TimeUs now_us, TimeUs cost_us, bool nested, bool retrying,
+                              bool blocked) {
+  // The keys it wrote, read back now (after each command of an EXEC, each redis.call).
+  if (!touched_.empty()) flush_key_events();
+  if (nested) return;  // part of its EXEC or script call
+  if (running_fresh_) {
+    // It started a script: ScriptStart or, if it ends in its first slice, Served then.
+    running_fresh_ = false;
+    running_spec_ = &spec;
+  } else if (!(retrying && blocked)) {
+    note_served(c, &spec, argv, now_us, cost_us, blocked ? "blocked" : retrying ? "woken" : "");
+  }
+}
+
+void Server::note_busy_reply(ClientId id, TimeUs at_us, int64_t cause) {
+  ServerEvent e;
+  e.kind = ServerEvent::Kind::BusyReply;
+  e.at_us = at_us;
+  e.client = id;
+  e.cause = cause;
+  observer(e);
+}
+
+void Server::note_unblocked(const Client& c, TimeUs at_us, const char* why) {
+  ServerEvent e;
+  e.kind = ServerEvent::Kind::Unblocked;
+  e.at_us = at_us;
+  e.client = c.id;
+  e.cause = c.block.cause;
+  e.db = c.block.db;
+  e.detail = why;
+  observer(e);
+}
+
+void Server::note_script_slice(TimeUs end_us, bool done) {
+  running_slices_++;
+  const bool first = running_slices_ == 1;
+  ServerEvent e;
+  e.client = running_client_;
+  e.cause = running_cause_;
+  if (running_spec_) e.command = running_spec_->upper_name;
+  if (first && done && !running_kill_requested_) {
+    // Done in its first slice: an ordinary command, served for as long as it ran.
+    e.kind = ServerEvent::Kind::Served;
+    e.at_us = running_started_us_;
+    e.duration_us = end_us - running_started_us_;
+    observer(e);
+    return;
+  }
+  if (first) {
+    e.kind = ServerEvent::Kind::ScriptStart;
+    e.at_us = running_started_us_;
+    observer(e);
+  }
+  if (!done) return;
+  if (running_kill_requested_) {
+    ServerEvent killed = e;
+    killed.kind = ServerEvent::Kind::ScriptKilled;
+    killed.at_us = end_us;
+    killed.by_client = running_killed_by_;
+    killed.detail = running_killed_by_ ? "SCRIPT KILL" : "script_call_limit_us";
+    observer(killed);
+    e.detail = "killed";
+  }
+  e.kind = ServerEvent::Kind::ScriptEnd;
+  e.at_us = end_us;
+  e.duration_us = end_us - running_started_us_;
+  observer(e);
+}
+
+// ---------------------------------------------------------------------------------------
+// Whole databases: FLUSHDB, FLUSHALL, SWAPDB
+// ---------------------------------------------------------------------------------------
+
+void Server::empty_db(int db_index) {
+  REDLAB_ASSERT(db_index >= 0 && static_cast<size_t>(db_index) < dbs_.size());
+  if (observing()) note_db_deleted(db_index);
+  dbs_[static_cast<size_t>(db_index)] = Db{};
+}
+
+void Server::empty_all_dbs() {
+  for (size_t i = 0; i < dbs_.size(); i++) empty_db(static_cast<int>(i));
+}
+
+void Server::swap_dbs(int a, int b) {
+  REDLAB_ASSERT(a >= 0 && static_cast<size_t>(a) < dbs_.size());
+  REDLAB_ASSERT(b >= 0 && static_cast<size_t>(b) < dbs_.size());
+  if (a == b) return;
+  Db& da = dbs_[static_cast<size_t>(a)];
+  Db& db = dbs_[static_cast<size_t>(b)];
+  // touchAllWatchedKeysInDb both ways: a watched key of either database that exists in
+  // either one changes (appears, disappears or gets another value).
+  for (auto& [key, ids] : watched_keys_) {
+    if (key.first != a && key.first != b) continue;
+    if (!da.dict.count(key.second) && !db.dict.count(key.second)) continue;
+    for (ClientId id : ids)
+      if (Client* c = client(id)) c->watch_dirty = true;
+  }
+  if (observing()) {
+    // Every key of both databases, in each of them: deleted where it was, written (or
+    // created) where it lands; flush_key_events then reports the outcome.
+    std::vector<std::string_view> names;
+    names.reserve(da.dict.size() + db.dict.size());
+    for (const auto& [name, entry] : da.dict) names.push_back(name);
+    for (const auto& [name, entry] : db.dict) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    for (int index : {a, b}) {
+      const Db& d = dbs_[static_cast<size_t>(index)];
+      for (std::string_view name : names) {
+        auto it = d.dict.find(name);
+        if (it != d.dict.end()) {
+          note_key(index, name, Touch::Deleted, &it->second);
+        } else {
+          note_key(index, name, Touch::Created, nullptr);
+        }
+      }
+    }
+  }
+  std::swap(da, db);
+  // scanDatabaseForReadyKeys: clients stay blocked on their database; a key they wait for
+  // may exist there now. (The names are copied: mark_key_ready adds to ready_keys_ only.)
+  for (const auto& [key, ids] : blocking_keys_) {
+    if (key.first != a && key.first != b) continue;
+    if (dbs_[static_cast<size_t>(key.first)].dict.count(key.second))
+      mark_key_ready(key.first, key.second);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -699,10 +1060,23 @@ void Server::expire_if_needed(Db& db, int db_index, std::string_view key, int64_
   if (it == db.dict.end()) return;
   if (it->second.expire_at_ms < 0 || now_ms <= it->second.expire_at_ms) return;
   std::string name(key);
+  if (observing()) {
+    ServerEvent e;
+    e.kind = ServerEvent::Kind::KeyExpired;
+    e.at_us = now_us;
+    e.db = db_index;
+    e.key = name;
+    e.type = type_name(it->second.value.type());
+    e.value = value_summary(it->second.value);
+    e.expire_at_ms = it->second.expire_at_ms;
+    if (static_cast<size_t>(db_index) < reported_containers_.size() &&
+        !reported_containers_[static_cast<size_t>(db_index)].empty())
+      reported_containers_[static_cast<size_t>(db_index)].erase(name);
+    observer(e);
+  }
   db.expires.erase({it->second.expire_at_ms, name});
   db.dict.erase(it);
   touch_watched_key(db_index, name);
-  if (observer) observer(ServerEvent{ServerEvent::Kind::KeyExpired, now_us, now_us, 0, name});
 }
 
 TimeUs Server::virtual_time_of_unix_ms(int64_t at_ms) const {
@@ -746,9 +1120,14 @@ void Server::expire_walk(TimeUs now_us) {
 
 void Server::jump_clock(TimeUs delta_us, TimeUs now_us) {
   clock_offset_us_ += delta_us;
-  if (observer)
-    observer(ServerEvent{ServerEvent::Kind::ClockJump, now_us, now_us, 0,
-                         std::to_string(delta_us / 1000) + " ms"});
+  if (observing()) {
+    ServerEvent e;
+    e.kind = ServerEvent::Kind::ClockJump;
+    e.at_us = now_us;
+    e.delta_us = delta_us;
+    e.detail = (delta_us >= 0 ? "+" : "") + std::to_string(delta_us / 1000) + " ms";
+    observer(e);
+  }
 }
 
 TimeUs Server::next_block_timeout_us() const {
@@ -762,6 +1141,7 @@ void Server::timeout_blocked(TimeUs now_us) {
   for (auto& [id, c] : clients_) {
     if (!c->blocked || c->block.timeout_at_us > now_us) continue;
     Reply r = c->block.timeout_reply;
+    if (observing()) note_unblocked(*c, now_us, "timeout");
     unblock(*c);
     emit(id, now_us, std::move(r));
   }
@@ -790,9 +1170,15 @@ void Server::handle_ready_keys(TimeUs now_us) {
         int saved_db = c->db;
         c->db = c->block.db;
         bool blocked = false;
-        run_command(*c, *spec, argv, now_us, nullptr, false, false, true, blocked);
+        {
+          OriginScope origin(*this, id, c->block.cause, now_us);
+          run_command(*c, *spec, argv, now_us, nullptr, false, false, true, blocked);
+        }
         c->db = saved_db;
-        if (!blocked) unblock(*c);
+        if (!blocked) {
+          if (observing()) note_unblocked(*c, now_us, "served");
+          unblock(*c);
+        }
       }
     }
   }
@@ -805,11 +1191,16 @@ void Server::handle_ready_keys(TimeUs now_us) {
 TimeUs Server::service_time(const CommandSpec& spec, const Argv& argv) const {
   TimeUs t = spec.service_us > 0 ? spec.service_us : options_.service_us;
   // string_view literals: compared by size first, no strlen per command.
-  if (spec.name == std::string_view("debug") && argv.size() >= 3 &&
+  if (spec.name == std::string_view("debug") && argv.size() == 3 &&
       equals_nocase(argv[1], "sleep")) {
-    // DEBUG SLEEP uses atof: garbage sleeps 0.
-    double secs = std::atof(argv[2].c_str());
-    if (std::isfinite(secs) && secs > 0 && secs < 1e6) t += static_cast<TimeUs>(secs * 1e6);
+    // debug.c (7.0): utime = (long long)(strtod(arg) * 1000000), then nanosleep(utime / 1e6 s,
+    // (utime % 1e6) * 1000 ns). Garbage parses as 0; a negative time is EINVAL and NaN or a
+    // time past INT64_MAX us converts to INT64_MIN on x86-64 (EINVAL too): no sleep. Anything
+    // else sleeps, 1e6 s and more included, capped where virtual time would overflow.
+    constexpr TimeUs kSleepMaxUs = std::numeric_limits<TimeUs>::max() / 4;
+    double us = std::strtod(argv[2].c_str(), nullptr) * 1e6;
+    if (us >= 1 && us < 9223372036854775808.0)
+      t += std::min(static_cast<TimeUs>(us), kSleepMaxUs);
   } else if (spec.name == std::string_view("keys")) {
     // KEYS walks the whole keyspace: visibly slow on a big one.
     size_t n = 0;
@@ -881,14 +1272,8 @@ void Server::run_command(Client& c, const CommandSpec& spec, const Argv& argv, T
     size_t max_len = static_cast<size_t>(std::max<int64_t>(0, config_int("slowlog-max-len")));
     while (slowlog_.size() > max_len) slowlog_.pop_back();
   }
-  if (observer && !in_exec && !in_script) {
-    std::string line;
-    for (size_t i = 0; i < argv.size() && i < 8; i++) {
-      if (i) line += ' ';
-      line += argv[i].size() > 64 ? argv[i].substr(0, 64) + "..." : argv[i];
-    }
-    observer(ServerEvent{ServerEvent::Kind::Command, now_us, now_us + cost, c.id, line});
-  }
+  if (observer)
+    note_command_end(c, spec, argv, now_us, cost, in_exec || in_script, retrying, blocked);
   if (!sink) busy_until_us_ = std::max(busy_until_us_, now_us + cost);
 }
 
@@ -1033,8 +1418,16 @@ std::string full_command_name(const CommandSpec& spec, const Argv& argv) {
 
 void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink) {
   TimeUs at = now_us + options_.service_us;
-  auto reject = [&](std::string msg) {
+  // spec: the command's entry, or null when unknown (passed, not captured: it stays a register).
+  auto reject = [&](const CommandSpec* spec, std::string msg) {
     if (c.in_multi) c.multi_dirty = true;  // flagTransaction
+    if (observing()) {
+      if (msg.substr(0, 5) == "BUSY ") {
+        note_busy_reply(c.id, now_us, origin_.cause);
+      } else {
+        note_served(c, spec, argv, now_us, options_.service_us, msg);
+      }
+    }
     if (sink) {
       sink->push_back(Reply::error(std::move(msg)));
     } else {
@@ -1044,26 +1437,28 @@ void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Re
   };
   if (argv.empty()) return;  // an empty multibulk is ignored
   const CommandSpec* spec = find_command(argv[0]);
-  if (!spec) return reject(unknown_command_error(argv));
+  if (!spec) return reject(nullptr, unknown_command_error(argv));
   int argc = static_cast<int>(argv.size());
   if ((spec->arity > 0 && spec->arity != argc) || argc < -spec->arity) {
-    return reject("ERR wrong number of arguments for '" + spec->name + "' command");
+    return reject(spec, "ERR wrong number of arguments for '" + spec->name + "' command");
   }
   if (argc >= 2 && spec->has_subcommands) {
     std::string e = subcommand_error(*spec, argv);
-    if (!e.empty()) return reject(std::move(e));
+    if (!e.empty()) return reject(spec, std::move(e));
   }
-  if (running_ && !(spec->flags & kAllowBusy)) return reject(std::string(err::kBusy));
+  if (running_ && !(spec->flags & kAllowBusy)) return reject(spec, std::string(err::kBusy));
   if (c.subscriptions() > 0 && !(spec->flags & kAllowInPubSub)) {
-    return reject("ERR Can't execute '" + full_command_name(*spec, argv) +
-                  "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed "
-                  "in this context");
+    return reject(spec,
+                  "ERR Can't execute '" + full_command_name(*spec, argv) +
+                      "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed "
+                      "in this context");
   }
   // string_view: compared by size first, no strlen.
   const std::string_view name = spec->name;
   if (c.in_multi && name != "exec" && name != "discard" && name != "multi" && name != "watch" &&
       name != "quit" && name != "reset") {
     c.queued.push_back(argv);
+    if (observing()) note_served(c, spec, argv, now_us, options_.service_us, "queued");
     if (sink) {
       sink->push_back(Reply::status("QUEUED"));
     } else {
@@ -1082,9 +1477,9 @@ void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Re
 // Event-driven scheduling
 // ---------------------------------------------------------------------------------------
 
-void Server::submit(ClientId id, Argv argv, TimeUs arrive_us) {
+void Server::submit(ClientId id, Argv argv, TimeUs arrive_us, int64_t cause) {
   if (!connected(id)) return;
-  queue_.push_back(Pending{id, std::move(argv), std::max(arrive_us, clock_us_)});
+  queue_.push_back(Pending{id, std::move(argv), std::max(arrive_us, clock_us_), cause});
 }
 
 std::optional<size_t> Server::next_runnable() const {
@@ -1124,6 +1519,7 @@ void Server::serve_pending(TimeUs now_us) {
   queue_.erase(queue_.begin() + static_cast<ptrdiff_t>(*i));
   Client* c = client(p.client);
   if (!c) return;
+  OriginScope origin(*this, p.client, p.cause, now_us);
   dispatch(*c, p.argv, now_us, nullptr);
 }
 
@@ -1141,10 +1537,12 @@ void Server::serve_while_busy(TimeUs now_us) {
     queue_.erase(queue_.begin() + static_cast<ptrdiff_t>(i));
     Client* c = client(p.client);
     if (!c) continue;
+    OriginScope origin(*this, p.client, p.cause, now_us);
     const CommandSpec* spec = p.argv.empty() ? nullptr : find_command(p.argv[0]);
     if (spec && (spec->flags & kAllowBusy)) {
       dispatch(*c, p.argv, now_us, nullptr);
     } else if (spec && spec->name == "exec") {
+      if (observing()) note_busy_reply(c->id, now_us, p.cause);
       // rejectCommand on EXEC: execCommandAbort discards the transaction.
       c->in_multi = false;
       c->multi_dirty = false;
@@ -1154,6 +1552,7 @@ void Server::serve_while_busy(TimeUs now_us) {
            Reply::error("EXECABORT Transaction discarded because of: " + std::string(err::kBusy)));
     } else if (!p.argv.empty()) {
       if (c->in_multi) c->multi_dirty = true;
+      if (observing()) note_busy_reply(c->id, now_us, p.cause);
       emit(c->id, now_us, Reply::error(std::string(err::kBusy)));
     }
   }
@@ -1165,14 +1564,36 @@ void Server::start_long_running(ClientId id, std::unique_ptr<LongRunning> job, T
   running_client_ = id;
   running_started_us_ = now_us;
   running_next_us_ = now_us;
+  running_cause_ = origin_.cause;
+  running_spec_ = nullptr;
+  running_fresh_ = observing();  // run_command sets running_spec_ and skips the Served
+  running_slices_ = 0;
+  running_busy_reported_ = false;
+  running_kill_requested_ = false;
+  running_killed_by_ = 0;
+}
+
+bool Server::kill_long_running(ClientId by) {
+  if (!running_ || !running_->kill()) return false;
+  if (!running_kill_requested_) {
+    running_kill_requested_ = true;
+    running_killed_by_ = by;
+  }
+  return true;
 }
 
 void Server::resume_long_running(TimeUs now_us) {
   constexpr TimeUs kSliceUs = 1000;
   bool done = false;
-  TimeUs used = running_->resume(*this, now_us, kSliceUs, done);
+  TimeUs used = 0;
+  {
+    // The script's writes are its caller's (key events name the EVAL's client and cause).
+    OriginScope origin(*this, running_client_, running_cause_, now_us);
+    used = running_->resume(*this, now_us, kSliceUs, done);
+  }
   REDLAB_ASSERT(used >= 0);
   TimeUs end = now_us + std::max<TimeUs>(used, 1);
+  if (observing()) note_script_slice(end, done);
   if (done) {
     running_.reset();
     busy_until_us_ = std::max(busy_until_us_, end);
@@ -1182,9 +1603,16 @@ void Server::resume_long_running(TimeUs now_us) {
   }
   running_next_us_ = end;
   if (end - running_started_us_ >= busy_threshold_us()) {
-    if (observer && end - running_started_us_ - busy_threshold_us() < kSliceUs)
-      observer(ServerEvent{ServerEvent::Kind::ScriptBusy, end, end, running_client_,
-                           "script past busy-reply-threshold"});
+    if (observing() && !running_busy_reported_) {
+      running_busy_reported_ = true;
+      ServerEvent e;
+      e.kind = ServerEvent::Kind::ScriptBusy;
+      e.at_us = end;
+      e.client = running_client_;
+      e.cause = running_cause_;
+      e.detail = "script past busy-reply-threshold";
+      observer(e);
+    }
     serve_while_busy(end);
     // Answering them took server time: the script resumes after (SCRIPT KILL's OK leaves
     // before the killed script's error).
@@ -1198,8 +1626,8 @@ void Server::advance(TimeUs now_us) {
   // A connection closed by the server (QUIT, output limits) closes once the command that
   // decided it has finished, so its close is never earlier than what was sent to it.
   auto close_pending = [this] {
-    for (auto& [id, reason] : std::exchange(to_close_, {}))
-      finish_close(id, std::max(clock_us_, busy_until_us_), reason);
+    for (const Closing& closing : std::exchange(to_close_, {}))
+      finish_close(closing, std::max(clock_us_, busy_until_us_));
   };
   for (int64_t n = 0; n < kEventsPerAdvanceMax; n++) {
     close_pending();
@@ -1220,24 +1648,25 @@ void Server::advance(TimeUs now_us) {
   clock_us_ = std::max(clock_us_, now_us);
 }
 
-std::vector<Reply> Server::call_all(ClientId id, const Argv& argv) {
+std::vector<Reply> Server::call_all(ClientId id, const Argv& argv, int64_t cause) {
   std::vector<Reply> result;
-  call_collect(id, argv, &result, nullptr);
+  call_collect(id, argv, &result, nullptr, cause);
   return result;
 }
 
-Reply Server::call(ClientId id, const Argv& argv) {
+Reply Server::call(ClientId id, const Argv& argv, int64_t cause) {
   // No vector and no copy: the first reply is moved straight here (nil if none came).
   Reply first;
-  call_collect(id, argv, nullptr, &first);
+  call_collect(id, argv, nullptr, &first, cause);
   return first;
 }
 
 void Server::call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all,
-                          Reply* first_reply) {
+                          Reply* first_reply, int64_t cause) {
   Client* c = client(id);
   if (!c) return;
   {
+    OriginScope origin(*this, id, cause, clock_us_);
     // Until the end of this block, emit hands this client's replies to the caller (what is
     // already in outputs_ stays there).
     Capture capture{id, c, all, first_reply, false, capture_};
@@ -1252,10 +1681,15 @@ void Server::call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all
     // A script started by this call runs to its end (bounded: killed past the call limit).
     TimeUs t = clock_us_;
     while (running_) {
-      if (t - running_started_us_ > script_call_limit_us) running_->kill();
+      if (t - running_started_us_ > script_call_limit_us) kill_long_running(0);
       bool done = false;
-      TimeUs used = running_->resume(*this, t, 1000000, done);
+      TimeUs used = 0;
+      {
+        OriginScope slice(*this, running_client_, running_cause_, t);
+        used = running_->resume(*this, t, 1000000, done);
+      }
       t += std::max<TimeUs>(used, 1);
+      if (observing()) note_script_slice(t, done);
       if (done) {
         running_.reset();
         running_client_ = 0;
@@ -1265,7 +1699,7 @@ void Server::call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all
   }
   busy_until_us_ = clock_us_;
   if (to_close_.empty()) return;
-  for (auto& [cid, reason] : std::exchange(to_close_, {})) finish_close(cid, clock_us_, reason);
+  for (const Closing& closing : std::exchange(to_close_, {})) finish_close(closing, clock_us_);
 }
 
 }  // namespace redlab::fake

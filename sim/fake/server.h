@@ -11,6 +11,13 @@
 // Commands are a table (commands.cpp): name, arity, flags, handler. Arity, unknown commands,
 // MULTI queuing, pub/sub context and BUSY are checked once, in dispatch(), as processCommand
 // does in Redis; every error text lives in the err namespace below.
+//
+// What the server did, from its own state, goes to `observer` as ServerEvents (the trace's
+// server lane): commands served, keys written / deleted / expired, blocked clients, long
+// scripts, clients it cut. Key events are not emitted by the data types: every write reaches
+// Ctx (set_key, delete_key, set_expire, remove_expire, signal_modified), which only notes the
+// key; after each command (each command of an EXEC, each redis.call of a script) the server
+// reads the noted keys' state and reports it. With no observer the notes cost one branch.
 #pragma once
 
 #include <cstdint>
@@ -89,6 +96,7 @@ struct CommandSpec {
   TimeUs service_us = 0;         // 0 = the server's default service time
   // DEBUG, KEYS: the service time depends on argv or the keyspace. Set by the server.
   bool variable_cost = false;
+  std::string upper_name{};  // "GET": the name in Served events. Set by the server.
 };
 
 using CommandTable = std::unordered_map<std::string, CommandSpec, StringHash, std::equal_to<>>;
@@ -119,6 +127,7 @@ struct BlockState {
   // Set before each retry: the key whose readiness woke the client. Redis serves a client
   // blocked on several keys from the key that became ready, not from its first key.
   std::string ready_key;
+  int64_t cause = 0;  // the blocking command's cause tag (Server::submit), for its wake-up
 };
 
 struct Client {
@@ -162,14 +171,75 @@ struct Output {
   Reply reply;
 };
 
-// Things worth drawing on a timeline.
+// What the server itself did, for the trace (Server::observer). Times are virtual time. Events
+// come in the order the server decides them; a Served or ScriptStart event is reported when
+// its command has finished or become long-running, with at_us = when it started, so at_us
+// may be earlier than that of the event before it. client is the connection the event is
+// about; cause is the tag its command arrived with (Server::submit; 0 = none, or the server
+// itself: expiry, output limits).
 struct ServerEvent {
-  enum class Kind : uint8_t { Command, KeyExpired, ClientClosed, ScriptBusy, ClockJump };
-  Kind kind = Kind::Command;
+  enum class Kind : uint8_t {
+    // A command from a client was served: at_us = start, duration_us = its service time,
+    // command = upper-case name ("SET", "EVALSHA", "CLIENT SETNAME" for subcommand
+    // containers). detail: "" when it ran, "queued" (inside MULTI), "blocked" (it blocked
+    // the client: see Blocked), "woken" (a blocked command run again that now replied), or
+    // the error of a command refused before it ran (unknown command, arity, ...). Not for
+    // commands run inside EXEC or by a script (they are part of the EXEC / the script call).
+    // A script call that does not finish in its first slice: ScriptStart ... ScriptEnd.
+    Served,
+    // A key was created or modified: db, key, type ("string", "list", "hash", "set", "zset",
+    // "stream"), value (value_summary of the new value), expire_at_ms (server unix ms; -1 =
+    // no TTL). TTL changes (EXPIRE, PERSIST, ...) are KeyWritten with the new expire_at_ms.
+    KeyWritten,
+    // A command removed a key (DEL, UNLINK, GETDEL, a list popped empty, RENAME's and MOVE's
+    // source, FLUSHDB / FLUSHALL / SWAPDB: one event per key, ...): db, key, type, value =
+    // what it held before.
+    KeyDeleted,
+    // A key's TTL passed (lazily on access or actively): db, key, type, value it held,
+    // expire_at_ms. cause 0.
+    KeyExpired,
+    // A client blocked (BLPOP, XREAD BLOCK, ...): detail = the keys (blank-separated),
+    // timeout_at_us (kNever = none), db.
+    Blocked,
+    // It was woken: detail = "served" | "timeout" | "disconnected" (its connection closed) |
+    // "killed" (the server closed it). cause = the blocking command's.
+    Unblocked,
+    // A script call became long-running (it did not finish in its first slice): at_us = its
+    // start, command ("EVAL", "EVALSHA", ...).
+    ScriptStart,
+    // The running script passed busy-reply-threshold: from now others get BUSY.
+    ScriptBusy,
+    // A client got a BUSY error reply (or EXECABORT because of BUSY): client, cause.
+    BusyReply,
+    // SCRIPT KILL ended the running script: client and cause are the script's, by_client
+    // the client that sent SCRIPT KILL (0 when the simulator's own time limit killed it, as
+    // call() does). Followed by the script's ScriptEnd.
+    ScriptKilled,
+    // A long-running script finished: at_us = its end, duration_us = from its start,
+    // command, detail = "killed" when it was killed.
+    ScriptEnd,
+    // The server closed a client itself: detail = why ("client-output-buffer-limit pubsub:
+    // ...", "CLIENT KILL", "QUIT"); by_client = the client whose command did it (0: the
+    // server's own limits).
+    ClientCut,
+    // The server's clock jumped by delta_us: detail ("+30000 ms").
+    ClockJump,
+  };
+  Kind kind = Kind::Served;
   TimeUs at_us = 0;
-  TimeUs end_us = 0;
+  TimeUs duration_us = 0;
   ClientId client = 0;
-  std::string detail;  // the command line, the expired key, why a client was closed
+  int64_t cause = 0;
+  int db = 0;
+  std::string key;
+  std::string type;
+  std::string value;
+  int64_t expire_at_ms = -1;
+  std::string command;
+  std::string detail;
+  TimeUs timeout_at_us = kNever;
+  TimeUs delta_us = 0;
+  ClientId by_client = 0;
 };
 
 struct Db {
@@ -247,7 +317,8 @@ class Ctx {
   T* lookup_typed(std::string_view key, bool& wrong_type);
   // Creates or replaces the value (clears any TTL unless keep_ttl).
   Entry& set_key(std::string_view key, Value value, bool keep_ttl = false);
-  bool delete_key(std::string_view key);
+  // Deletes the key; with take, its value is moved there (RENAME, MOVE) instead of freed.
+  bool delete_key(std::string_view key, Value* take = nullptr);
   void set_expire(std::string_view key, int64_t at_ms);
   bool remove_expire(std::string_view key);
   // Every write calls this: it invalidates WATCH and marks blocked waiters' keys ready.
@@ -295,8 +366,11 @@ class Server {
   const std::map<ClientId, std::unique_ptr<Client>>& clients() const { return clients_; }
 
   // ---- Event-driven use (scenarios, the repl) ----
-  // A command arrives at the server at arrive_us (not before the last advance).
-  void submit(ClientId id, Argv argv, TimeUs arrive_us);
+  // A command arrives at the server at arrive_us (not before the last advance). cause is an
+  // opaque tag (the client's span id for the command) that every ServerEvent the command
+  // produces carries: its Served, key events, Blocked, BusyReply, ... also those of the
+  // commands of its EXEC, of its script's redis.call()s and of its wake-up when it blocked.
+  void submit(ClientId id, Argv argv, TimeUs arrive_us, int64_t cause = 0);
   // The next virtual time at which the server has something to do, or kNever.
   TimeUs next_event_us() const;
   // Does everything due up to and including now_us.
@@ -317,8 +391,8 @@ class Server {
   // Runs one command now, at the current virtual time, and returns the caller's replies
   // (several for SUBSCRIBE a b c). A script runs to its end, or is killed after
   // script_call_limit_us of virtual time so that no input can hang the caller.
-  std::vector<Reply> call_all(ClientId id, const Argv& argv);
-  Reply call(ClientId id, const Argv& argv);
+  std::vector<Reply> call_all(ClientId id, const Argv& argv, int64_t cause = 0);
+  Reply call(ClientId id, const Argv& argv, int64_t cause = 0);
 
   // ---- Clock ----
   TimeUs clock_us() const { return clock_us_; }
@@ -331,7 +405,11 @@ class Server {
   TimeUs virtual_time_of_unix_ms(int64_t at_ms) const;
 
   // ---- Observer (the trace) ----
+  // Set it before the first command: key events report what changed since the observer was
+  // set, and a KeyDeleted's value for a container the command emptied (a list popped empty)
+  // comes from what was last reported for the key. An observer must not call the server.
   std::function<void(const ServerEvent&)> observer;
+  bool observing() const { return static_cast<bool>(observer); }
 
   // ---- For command implementations ----
   const CommandTable& commands() const { return commands_; }
@@ -349,11 +427,17 @@ class Server {
   void expire_if_needed(Db& db, int db_index, std::string_view key, int64_t now_ms, TimeUs now_us);
   void touch_watched_key(int db, std::string_view key);
   void touch_all_watched_keys();
+  // FLUSHDB, FLUSHALL and SWAPDB: whole databases change (WATCH, key events, blocked clients).
+  void empty_db(int db_index);
+  void empty_all_dbs();
+  void swap_dbs(int a, int b);
   void watch_key(Client& c, std::string_view key);
   void unwatch_all(Client& c);
   void unblock(Client& c);
   void close_client_later(ClientId id, const std::string& reason);
   void start_long_running(ClientId id, std::unique_ptr<LongRunning> job, TimeUs now_us);
+  // SCRIPT KILL from client `by`: false when the running script can no longer be killed.
+  bool kill_long_running(ClientId by);
   bool long_running_active() const { return running_ != nullptr; }
   LongRunning* long_running() { return running_.get(); }
   ClientId long_running_client() const { return running_client_; }
@@ -398,11 +482,67 @@ class Server {
     ClientId client;
     Argv argv;
     TimeUs arrive_us;
+    int64_t cause;
   };
+  // A connection the server will close: who asked (CLIENT KILL's client, or 0) and why.
+  struct Closing {
+    ClientId id;
+    std::string reason;
+    ClientId by_client;
+    int64_t cause;
+  };
+
+  // ---- Observation (only used while observer is set) ----
+  // Who the work in progress is for: set by each entry point (a command taken from the
+  // queue, a wake-up, a script slice, call()), restored when it returns.
+  struct Origin {
+    ClientId client = 0;
+    int64_t cause = 0;
+    TimeUs at_us = 0;
+  };
+  class OriginScope;
+  // A key the current command wrote or deleted, in the order first noted.
+  struct TouchedKey {
+    int db = 0;
+    std::string key;
+    bool existed = true;    // false: the command created it (a key created and deleted
+                            // again by one command reports nothing)
+    bool captured = false;  // deleted: type and value are what it held then
+    const char* type = "";
+    std::string value;
+  };
+  // What was last reported of a key that holds a list, hash, set or sorted set (per
+  // database): the value a container held before the command that emptied and deleted it.
+  // (Not kept for strings and streams, which are never emptied: SET pays nothing for it.)
+  struct Reported {
+    const char* type = "";
+    std::string value;
+  };
+  using ReportedKeys = std::unordered_map<std::string, Reported, StringHash, std::equal_to<>>;
+  enum class Touch : uint8_t { Written, Created, Deleted };
+  // Called only while observing (the callers test observing(): one branch per write).
+  void note_key(int db, std::string_view key, Touch how, const Entry* entry);
+  // Notes every key of a database as deleted (FLUSHDB, FLUSHALL, SWAPDB), in key order.
+  void note_db_deleted(int db_index);
+  // Reports the noted keys (KeyWritten / KeyDeleted) and forgets them.
+  void flush_key_events();
+  // After each command run_command ran: its key events and (top level) its Served. Not
+  // inlined: run_command, the hot path, keeps its small frame.
+  [[gnu::noinline]] void note_command_end(const Client& c, const CommandSpec& spec,
+                                          const Argv& argv, TimeUs now_us, TimeUs cost_us,
+                                          bool nested, bool retrying, bool blocked);
+  void note_served(const Client& c, const CommandSpec* spec, const Argv& argv, TimeUs at_us,
+                   TimeUs duration_us, std::string detail);
+  void note_busy_reply(ClientId id, TimeUs at_us, int64_t cause);
+  void note_unblocked(const Client& c, TimeUs at_us, const char* why);
+  // After each resume of the running script (events only).
+  void note_script_slice(TimeUs end_us, bool done);
+
   void dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink);
   // call_all and call: runs argv now; this client's replies go to all, or the first to
   // first_reply (the others are dropped).
-  void call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all, Reply* first_reply);
+  void call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all, Reply* first_reply,
+                    int64_t cause);
   void build_command_index();
   void run_command(Client& c, const CommandSpec& spec, const Argv& argv, TimeUs now_us,
                    std::vector<Reply>* sink, bool in_exec, bool in_script, bool retrying,
@@ -432,7 +572,7 @@ class Server {
   void check_output_limits(TimeUs now_us);
   int64_t slowlog_threshold();
   TimeUs next_output_limit_us() const;
-  void finish_close(ClientId id, TimeUs now_us, const std::string& reason);
+  void finish_close(const Closing& closing, TimeUs now_us);
 
   ServerOptions options_;
   CommandTable commands_;
@@ -467,7 +607,7 @@ class Server {
   std::deque<Pending> queue_;
   std::vector<Output> outputs_;
   std::vector<std::pair<ClientId, TimeUs>> closed_;
-  std::vector<std::pair<ClientId, std::string>> to_close_;
+  std::vector<Closing> to_close_;
   TimeUs clock_us_ = 0;
   TimeUs busy_until_us_ = 0;
   TimeUs clock_offset_us_ = 0;
@@ -480,6 +620,15 @@ class Server {
   ClientId running_client_ = 0;
   TimeUs running_started_us_ = 0;
   TimeUs running_next_us_ = 0;
+  // The running script, for its events: the command that started it and its cause, how far
+  // its story has been told, who killed it.
+  int64_t running_cause_ = 0;
+  const CommandSpec* running_spec_ = nullptr;
+  bool running_fresh_ = false;  // started by the command now running: no Served for it
+  int running_slices_ = 0;
+  bool running_busy_reported_ = false;
+  bool running_kill_requested_ = false;
+  ClientId running_killed_by_ = 0;
   // slowlog_threshold() keeps a pointer to an entry, looked up again after each config().
   std::map<std::string, std::string> config_;
   uint64_t config_generation_ = 0;  // bumped by config(): entries may have been added/erased
@@ -493,6 +642,11 @@ class Server {
   std::deque<SlowlogEntry> slowlog_;
   int64_t slowlog_next_id_ = 0;
   int64_t commands_processed_ = 0;
+  Origin origin_;
+  std::vector<TouchedKey> touched_;
+  // touched_'s positions by "db key" once it is long (FLUSHALL of a big database).
+  std::unordered_map<std::string, size_t> touched_index_;
+  std::vector<ReportedKeys> reported_containers_;  // per database, empty until observed
   friend class Ctx;
 };
 

@@ -62,14 +62,14 @@ bool flush_mode_or_reply(Ctx& c) {
 void flushall_command(Ctx& c) {
   if (!flush_mode_or_reply(c)) return;
   c.server.touch_all_watched_keys();
-  for (Db& d : c.server.dbs()) d = Db{};
+  c.server.empty_all_dbs();
   c.reply_ok();
 }
 
 void flushdb_command(Ctx& c) {
   if (!flush_mode_or_reply(c)) return;
   c.server.touch_all_watched_keys();
-  c.db() = Db{};
+  c.server.empty_db(c.client.db);
   c.reply_ok();
 }
 

@@ -1,4 +1,5 @@
-// String commands (Redis t_string.c): GET SET and its variants, counters, MGET/MSET, APPEND.
+// String commands (Redis t_string.c): GET SET and its variants, counters, MGET/MSET, APPEND,
+// SETRANGE.
 // SET's option parsing follows parseExtendedStringArgumentsOrReply exactly, including which
 // option combinations are a syntax error and the order in which errors are detected.
 #include <charconv>
@@ -352,6 +353,40 @@ void append_command(Ctx& c) {
   c.reply_int(static_cast<int64_t>(len));
 }
 
+// setrangeCommand: zero-padded as needed; an empty value changes nothing (and creates nothing).
+void setrange_command(Ctx& c) {
+  int64_t offset = 0;
+  if (!c.int_arg(2, offset)) return;
+  if (offset < 0) return c.reply_error("ERR offset is out of range");
+  const std::string& key = c.arg(1);
+  const std::string& value = c.arg(3);
+  // checkStringLength: offset + the value's length must fit proto-max-bulk-len.
+  auto too_long = [&] {
+    if (offset <= kStringBytesMax - static_cast<int64_t>(value.size())) return false;
+    c.reply_error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    return true;
+  };
+  const auto end = static_cast<size_t>(offset) + value.size();
+  Entry* e = c.lookup_write(key);
+  if (!e) {
+    if (value.empty()) return c.reply_int(0);
+    if (too_long()) return;
+    std::string s(end, '\0');
+    s.replace(static_cast<size_t>(offset), value.size(), value);
+    c.set_key(key, Value{std::move(s)});
+    c.signal_modified(key);
+    return c.reply_int(static_cast<int64_t>(end));
+  }
+  std::string* s = std::get_if<std::string>(&e->value.data);
+  if (!s) return c.reply_error(err::kWrongType);
+  if (value.empty()) return c.reply_int(static_cast<int64_t>(s->size()));
+  if (too_long()) return;
+  if (s->size() < end) s->resize(end, '\0');
+  s->replace(static_cast<size_t>(offset), value.size(), value);
+  c.signal_modified(key);
+  c.reply_int(static_cast<int64_t>(s->size()));
+}
+
 void strlen_command(Ctx& c) {
   Entry* e = c.lookup_read(c.arg(1));
   if (!e) return c.reply_int(0);
@@ -406,6 +441,7 @@ void register_string_commands(CommandTable& t) {
   add("decrby", 3, kWrite | kFast, decrby_command);
   add("incrbyfloat", 3, kWrite | kFast, incrbyfloat_command);
   add("append", 3, kWrite, append_command);
+  add("setrange", 4, kWrite, setrange_command);
   add("strlen", 2, kReadOnly | kFast, strlen_command);
   add("getrange", 4, kReadOnly, getrange_command);
 }

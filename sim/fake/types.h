@@ -59,9 +59,6 @@ struct Value {
   ValueType type() const { return static_cast<ValueType>(data.index()); }
 };
 
-// TYPE's answer for a value type.
-const char* type_name(ValueType t);
-
 struct Entry {
   Value value;
   int64_t expire_at_ms = -1;  // server (unix) time in ms; -1 = persistent

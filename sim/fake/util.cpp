@@ -1,10 +1,13 @@
 #include "sim/fake/util.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace redlab::fake {
 
@@ -216,6 +219,200 @@ bool equals_nocase(std::string_view a, std::string_view b) {
   for (size_t i = 0; i < a.size(); i++)
     if (lower(a[i]) != lower(b[i])) return false;
   return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Types and value summaries
+// ---------------------------------------------------------------------------------------
+
+const char* type_name(ValueType t) {
+  switch (t) {
+    case ValueType::String:
+      return "string";
+    case ValueType::List:
+      return "list";
+    case ValueType::Hash:
+      return "hash";
+    case ValueType::Set:
+      return "set";
+    case ValueType::ZSet:
+      return "zset";
+    case ValueType::Stream:
+      return "stream";
+  }
+  return "none";
+}
+
+namespace {
+
+// sdscatrepr's escapes (sim/core/reply.cpp quote_repr), without the surrounding quotes.
+void append_escaped(std::string& out, std::string_view bytes) {
+  for (unsigned char ch : bytes) {
+    switch (ch) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      default:
+        if (ch >= 0x20 && ch <= 0x7e) {
+          out += static_cast<char>(ch);
+        } else {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\x";
+          out += kHex[ch >> 4];
+          out += kHex[ch & 15];
+        }
+    }
+  }
+}
+
+void append_string(std::string& out, std::string_view bytes, size_t bytes_max) {
+  if (bytes.size() <= bytes_max) return append_escaped(out, bytes);
+  append_escaped(out, bytes.substr(0, bytes_max));
+  out += "... (";
+  out += std::to_string(bytes.size());
+  out += " bytes)";
+}
+
+// The shortest text that reads back as the same double (std::to_chars), inf as Redis writes it.
+void append_score(std::string& out, double score) {
+  if (std::isinf(score)) {
+    out += score > 0 ? "inf" : "-inf";
+    return;
+  }
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, score);
+  out.append(buf, static_cast<size_t>(res.ptr - buf));
+}
+
+// ", ... (N what)" after the shown elements of a container of n elements.
+void append_more(std::string& out, size_t n, const char* what) {
+  if (n <= kSummaryItemsMax) return;
+  out += ", ... (";
+  out += std::to_string(n);
+  out += ' ';
+  out += what;
+  out += ')';
+}
+
+std::string list_summary(const ListValue& list) {
+  std::string out = "[";
+  size_t shown = std::min(list.size(), kSummaryItemsMax);
+  for (size_t i = 0; i < shown; i++) {
+    if (i) out += ", ";
+    append_string(out, list[i], kSummaryElementBytesMax);
+  }
+  append_more(out, list.size(), "items");
+  out += ']';
+  return out;
+}
+
+std::string hash_summary(const HashValue& hash) {
+  // The fields in byte order: the first kSummaryItemsMax of them, without sorting them all.
+  using Field = const std::pair<std::string, std::string>*;
+  std::vector<Field> fields;
+  fields.reserve(hash.size());
+  for (const auto& entry : hash.entries()) fields.push_back(&entry);
+  size_t shown = std::min(fields.size(), kSummaryItemsMax);
+  std::partial_sort(fields.begin(), fields.begin() + static_cast<ptrdiff_t>(shown), fields.end(),
+                    [](Field a, Field b) { return a->first < b->first; });
+  std::string out = "{";
+  for (size_t i = 0; i < shown; i++) {
+    if (i) out += ", ";
+    append_string(out, fields[i]->first, kSummaryElementBytesMax);
+    out += ": ";
+    append_string(out, fields[i]->second, kSummaryElementBytesMax);
+  }
+  append_more(out, fields.size(), "fields");
+  out += '}';
+  return out;
+}
+
+std::string set_summary(const SetValue& set) {
+  std::string out = "{";
+  size_t i = 0;
+  for (auto it = set.begin(); it != set.end() && i < kSummaryItemsMax; ++it, ++i) {
+    if (i) out += ", ";
+    append_string(out, *it, kSummaryElementBytesMax);
+  }
+  append_more(out, set.size(), "members");
+  out += '}';
+  return out;
+}
+
+std::string zset_summary(const ZSetValue& zset) {
+  std::string out = "{";
+  size_t i = 0;
+  for (auto it = zset.by_score.begin(); it != zset.by_score.end() && i < kSummaryItemsMax;
+       ++it, ++i) {
+    if (i) out += ", ";
+    append_string(out, it->second, kSummaryElementBytesMax);
+    out += ": ";
+    append_score(out, it->first);
+  }
+  append_more(out, zset.by_score.size(), "members");
+  out += '}';
+  return out;
+}
+
+std::string stream_summary(const StreamValue& stream) {
+  std::string out = std::to_string(stream.length) + " entries";
+  // The last live entry: tombstones are skipped, nodes and items are in ID order.
+  for (auto node = stream.nodes.rbegin(); node != stream.nodes.rend(); ++node) {
+    const auto& items = node->second.items;
+    for (auto item = items.rbegin(); item != items.rend(); ++item) {
+      if (item->deleted) continue;
+      out += ", last ";
+      out += item->id.str();
+      return out;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string string_summary(std::string_view bytes, size_t bytes_max) {
+  std::string out;
+  append_string(out, bytes, bytes_max);
+  return out;
+}
+
+std::string value_summary(const Value& value) {
+  switch (value.type()) {
+    case ValueType::String:
+      return string_summary(std::get<std::string>(value.data));
+    case ValueType::List:
+      return list_summary(std::get<ListValue>(value.data));
+    case ValueType::Hash:
+      return hash_summary(std::get<HashValue>(value.data));
+    case ValueType::Set:
+      return set_summary(std::get<SetValue>(value.data));
+    case ValueType::ZSet:
+      return zset_summary(std::get<ZSetValue>(value.data));
+    case ValueType::Stream: {
+      const auto& stream = std::get<std::shared_ptr<StreamValue>>(value.data);
+      return stream ? stream_summary(*stream) : "0 entries";
+    }
+  }
+  return "";
 }
 
 }  // namespace redlab::fake

@@ -39,7 +39,117 @@ void Network::add_server(std::string name, fake::Server* server, TimeUs clock_of
   REDLAB_ASSERT(servers_.count(name) == 0 && "server names are unique");
   if (clock_offset_us != 0) server->jump_clock(clock_offset_us, scheduler_.now_us());
   servers_[name].server = server;
+  observe(name, server);
   kick(name);
+}
+
+void Network::observe(const std::string& name, fake::Server* server) {
+  if (!trace_) return;
+  std::weak_ptr<bool> alive = alive_;
+  server->observer = [this, alive, name](const fake::ServerEvent& event) {
+    auto a = alive.lock();
+    if (a && *a) on_server_event(name, event);
+  };
+}
+
+void Network::on_server_event(const std::string& name, const fake::ServerEvent& ev) {
+  using Kind = fake::ServerEvent::Kind;
+  if (ev.kind == Kind::ClockJump) return;  // traced by jump_server_clock, with the new clock
+  auto port_it = servers_.find(name);
+  if (port_it == servers_.end()) return;
+  ServerPort& port = port_it->second;
+  auto conn_of = [&](fake::ClientId client) -> ConnId {
+    auto it = port.conns.find(client);
+    return it == port.conns.end() ? -1 : it->second;
+  };
+  // The server reports what it did as it does it; an event is never earlier than the last
+  // one in the trace (time only moves forward).
+  TimeUs last = trace_->size() ? trace_->events().back().time_us : 0;
+  TimeUs at = std::max(ev.at_us, last);
+  TraceEvent e{at, "", name, conn_of(ev.client), -1, -1, ""};
+  auto key_fields = [&](TraceEvent& k) {
+    k.with(F::key, ev.key);
+    if (ev.db != 0) k.with(F::db, static_cast<int64_t>(ev.db));
+    k.with(F::type, ev.type).with(F::value, ev.value);
+  };
+  switch (ev.kind) {
+    case Kind::Served:
+      e.kind = "served";
+      e.with(F::cmd, ev.command).with(F::duration_us, ev.duration_us);
+      if (!ev.detail.empty()) e.with(F::reason, ev.detail);
+      break;
+    case Kind::KeyWritten:
+      e.kind = "key_set";
+      key_fields(e);
+      e.with(F::expire_at_ms, ev.expire_at_ms);
+      break;
+    case Kind::KeyDeleted:
+      e.kind = "key_del";
+      e.text = ev.key + " deleted (held " + ev.value + ")";
+      key_fields(e);
+      break;
+    case Kind::KeyExpired:
+      e.kind = "key_expired";
+      e.text = ev.key + " expired (held " + ev.value + ")";
+      key_fields(e);
+      e.with(F::expire_at_ms, ev.expire_at_ms);
+      break;
+    case Kind::Blocked:
+      e.kind = "blocked";
+      e.text = "blocked on " + ev.detail;
+      e.span = trace_->new_span();
+      port.blocked_spans[ev.client] = e.span;
+      e.with(F::reason, ev.detail);
+      if (ev.timeout_at_us != fake::kNever) e.with(F::timeout_at_us, ev.timeout_at_us);
+      break;
+    case Kind::Unblocked: {
+      e.kind = "unblocked";
+      e.text = ev.detail;
+      auto it = port.blocked_spans.find(ev.client);
+      if (it != port.blocked_spans.end()) {
+        e.ends = it->second;
+        port.blocked_spans.erase(it);
+      }
+      e.with(F::reason, ev.detail);
+      break;
+    }
+    case Kind::ScriptStart:
+      e.kind = "script_start";
+      e.text = ev.command + " runs on";
+      e.span = port.script_span = trace_->new_span();
+      e.with(F::cmd, ev.command);
+      break;
+    case Kind::ScriptBusy:
+      e.kind = "script_busy";
+      e.text = "script past busy-reply-threshold: other clients get BUSY";
+      break;
+    case Kind::BusyReply:
+      e.kind = "busy_reply";
+      e.text = "BUSY";
+      break;
+    case Kind::ScriptKilled:
+      e.kind = "script_killed";
+      e.text = "SCRIPT KILL";
+      if (ev.by_client != 0) e.with(F::host, std::to_string(conn_of(ev.by_client)));
+      break;
+    case Kind::ScriptEnd:
+      e.kind = "script_end";
+      e.text = ev.command + " finished" + (ev.detail.empty() ? "" : " (" + ev.detail + ")");
+      e.ends = port.script_span;
+      port.script_span = 0;
+      e.with(F::cmd, ev.command).with(F::duration_us, ev.duration_us);
+      if (!ev.detail.empty()) e.with(F::reason, ev.detail);
+      break;
+    case Kind::ClientCut:
+      e.kind = "client_cut";
+      e.text = "closed by the server: " + ev.detail;
+      e.with(F::reason, ev.detail);
+      break;
+    case Kind::ClockJump:
+      return;
+  }
+  if (ev.cause != 0) e.with(F::cause, ev.cause);
+  trace_->append(std::move(e));
 }
 
 fake::Server* Network::server(std::string_view name) const {
@@ -84,8 +194,12 @@ bool Network::dropped(Conn& c, Direction d, std::string_view what) {
   }
   if (!why) return false;
   messages_dropped_++;
-  trace_net("net_drop", c.id,
-            std::string(direction_name(d)) + ": " + std::string(what) + " (" + why + ")");
+  if (trace_)
+    emit(net_event("net_drop", c.id,
+                   std::string(direction_name(d)) + ": " + std::string(what) + " (" + why + ")")
+             .with(F::server, c.server)
+             .with(F::host, c.host)
+             .with(F::reason, why));
   return true;
 }
 
@@ -119,10 +233,13 @@ ConnId Network::open(std::string_view from_host, std::string_view to_server,
     // Connection refused: the RST comes back after one round trip.
     TimeUs at =
         arrival_us(c, Direction::ToClient, arrival_us(c, Direction::ToServer, scheduler_.now_us()));
-    trace_net("net_refused", id,
-              server_it == servers_.end() ? "no server named " + c.server
-              : refused_link              ? c.server + " refuses " + c.host
-                                          : c.server + " is down");
+    if (trace_)
+      emit(net_event("net_refused", id,
+                     server_it == servers_.end() ? "no server named " + c.server
+                     : refused_link              ? c.server + " refuses " + c.host
+                                                 : c.server + " is down")
+               .with(F::server, c.server)
+               .with(F::host, c.host));
     eof_to_client(id, at);
     return id;
   }
@@ -135,7 +252,10 @@ ConnId Network::open(std::string_view from_host, std::string_view to_server,
     ServerPort& port = servers_.find(conn.server)->second;
     TimeUs now = scheduler_.now_us();
     if (port.down) {
-      trace_net("net_refused", id, conn.server + " is down");
+      if (trace_)
+        emit(net_event("net_refused", id, conn.server + " is down")
+                 .with(F::server, conn.server)
+                 .with(F::host, conn.host));
       if (!dropped(conn, Direction::ToClient, "reset"))
         eof_to_client(id, arrival_us(conn, Direction::ToClient, now));
       return;
@@ -159,7 +279,7 @@ ConnId Network::open(std::string_view from_host, std::string_view to_server,
   return id;
 }
 
-void Network::send(ConnId conn, Argv argv) {
+void Network::send(ConnId conn, Argv argv, int64_t cause) {
   auto it = conns_.find(conn);
   REDLAB_ASSERT(it != conns_.end() && "send on a connection that was opened");
   Conn& c = it->second;
@@ -167,13 +287,13 @@ void Network::send(ConnId conn, Argv argv) {
   if (dropped(c, Direction::ToServer, argv.empty() ? "(empty)" : argv[0])) return;
   TimeUs at = arrival_us(c, Direction::ToServer, scheduler_.now_us());
   std::weak_ptr<bool> alive = alive_;
-  scheduler_.schedule_at(at, [this, conn, alive, argv = std::move(argv)]() mutable {
+  scheduler_.schedule_at(at, [this, conn, alive, cause, argv = std::move(argv)]() mutable {
     auto a = alive.lock();
     if (!a || !*a) return;
     Conn& cc = conns_.at(conn);
     if (!cc.server_open) return;  // reset meanwhile: the bytes hit a closed socket
     ServerPort& port = servers_.find(cc.server)->second;
-    port.server->submit(cc.server_client, std::move(argv), scheduler_.now_us());
+    port.server->submit(cc.server_client, std::move(argv), scheduler_.now_us(), cause);
     kick(cc.server);
   });
 }
@@ -255,7 +375,10 @@ void Network::drive(const std::string& server_name) {
     port.conns.erase(it);
     Conn& c = conns_.at(id);
     c.server_open = false;
-    trace_net("net_server_close", id, "closed by " + server_name);
+    if (trace_)
+      emit(net_event("net_server_close", id, "closed by " + server_name)
+               .with(F::server, server_name)
+               .with(F::host, c.host));
     if (dropped(c, Direction::ToClient, "close")) continue;
     port.closing.erase(id);
     if (!c.client_open) continue;
@@ -330,9 +453,12 @@ void Network::eof_to_client(ConnId conn, TimeUs at_us) {
     if (!a || !*a) return;
     Conn& c = conns_.at(conn);
     if (!c.client_open || !c.callbacks.on_closed) return;
-    if (!c.held.empty())
-      trace_net("net_buffer_lost", conn,
-                std::to_string(c.held.size()) + " unread replies dropped with the connection");
+    if (!c.held.empty() && trace_)
+      emit(net_event("net_buffer_lost", conn,
+                     std::to_string(c.held.size()) + " unread replies dropped with the connection")
+               .with(F::count, static_cast<int64_t>(c.held.size()))
+               .with(F::server, c.server)
+               .with(F::host, c.host));
     c.held.clear();
     auto cb = c.callbacks.on_closed;
     cb();
@@ -351,10 +477,10 @@ void Network::server_command(std::string_view server, Argv argv) {
   port.server->advance(now);
   if (port.admin == 0 || !port.server->connected(port.admin))
     port.admin = port.server->connect(now);
-  if (trace_) {
-    trace_->append(
-        TraceEvent{now, "server_command", std::string(server), -1, -1, -1, command_line(argv)});
-  }
+  if (trace_)
+    emit(TraceEvent{now, "server_command", std::string(server), -1, -1, -1, command_line(argv)}
+             .with(F::server, std::string(server))
+             .with(F::argv, argv));
   port.server->submit(port.admin, std::move(argv), now);
   kick(std::string(server));
 }
@@ -368,15 +494,21 @@ std::vector<ConnId> Network::connections_of(std::string_view host) const {
 
 void Network::set_refused(std::string_view host, std::string_view server, bool on) {
   link_state(host, server).refused = on;
-  trace_net(on ? "net_refuse_begin" : "net_refuse_end", -1,
-            std::string(host) + " -> " + std::string(server));
+  if (trace_)
+    emit(net_event(on ? "net_refuse_begin" : "net_refuse_end", -1,
+                   std::string(host) + " -> " + std::string(server))
+             .with(F::host, std::string(host))
+             .with(F::server, std::string(server)));
 }
 
 void Network::disconnect(ConnId conn) {
   auto it = conns_.find(conn);
   if (it == conns_.end()) return;
   Conn& c = it->second;
-  trace_net("net_disconnect", conn, "connection reset");
+  if (trace_)
+    emit(net_event("net_disconnect", conn, "connection reset")
+             .with(F::server, c.server)
+             .with(F::host, c.host));
   if (c.server_open) {
     ServerPort& port = servers_.find(c.server)->second;
     TimeUs now = scheduler_.now_us();
@@ -395,8 +527,11 @@ void Network::set_partition(std::string_view host, std::string_view server, bool
   Link& l = link_state(host, server);
   if (l.partitioned == on) return;
   l.partitioned = on;
-  trace_net(on ? "net_partition" : "net_heal", -1,
-            std::string(host) + " <-> " + std::string(server));
+  if (trace_)
+    emit(net_event(on ? "net_partition" : "net_heal", -1,
+                   std::string(host) + " <-> " + std::string(server))
+             .with(F::host, std::string(host))
+             .with(F::server, std::string(server)));
 }
 
 void Network::set_loss(std::string_view host, std::string_view server, Direction direction,
@@ -415,7 +550,11 @@ void Network::set_extra_latency(ConnId conn, TimeUs extra_us) {
   auto it = conns_.find(conn);
   if (it == conns_.end()) return;
   it->second.extra_latency_us = extra_us;
-  trace_net("net_slow", conn, "extra latency " + std::to_string(extra_us) + " us");
+  if (trace_)
+    emit(net_event("net_slow", conn, "extra latency " + std::to_string(extra_us) + " us")
+             .with(F::by_us, extra_us)
+             .with(F::server, it->second.server)
+             .with(F::host, it->second.host));
 }
 
 void Network::jump_server_clock(std::string_view server, TimeUs delta_us) {
@@ -424,7 +563,11 @@ void Network::jump_server_clock(std::string_view server, TimeUs delta_us) {
   TimeUs now = scheduler_.now_us();
   it->second.server->advance(now);
   it->second.server->jump_clock(delta_us, now);
-  trace_net("clock_jump", -1, std::string(server) + " " + std::to_string(delta_us) + " us");
+  if (trace_)
+    emit(net_event("clock_jump", -1, std::string(server) + " " + std::to_string(delta_us) + " us")
+             .with(F::server, std::string(server))
+             .with(F::by_us, delta_us)
+             .with(F::clock_unix_ms, it->second.server->unix_ms(now)));
   drive(it->first);
 }
 
@@ -437,7 +580,8 @@ void Network::reset_all(ServerPort& port, const std::string& why) {
     Conn& c = conns_.at(id);
     port.server->disconnect(c.server_client, now);
     c.server_open = false;
-    trace_net("net_disconnect", id, why);
+    if (trace_)
+      emit(net_event("net_disconnect", id, why).with(F::server, c.server).with(F::host, c.host));
     if (c.client_open && !dropped(c, Direction::ToClient, "reset"))
       eof_to_client(id, arrival_us(c, Direction::ToClient, now));
   }
@@ -451,7 +595,9 @@ void Network::set_server_down(std::string_view server, bool down) {
   ServerPort& port = it->second;
   if (port.down == down) return;
   port.down = down;
-  trace_net(down ? "server_down" : "server_up", -1, std::string(server));
+  if (trace_)
+    emit(net_event(down ? "server_down" : "server_up", -1, std::string(server))
+             .with(F::server, std::string(server)));
   if (down) reset_all(port, std::string(server) + " went down");
   kick(it->first);
 }
@@ -464,8 +610,19 @@ void Network::replace_server(std::string_view server, fake::Server* replacement)
   reset_all(port, std::string(server) + " restarted");
   scheduler_.cancel(port.next_event);
   port.next_event = EventId{};
+  // The machine's clock does not restart with the process: the new server reads what the
+  // old one read.
+  TimeUs now = scheduler_.now_us();
+  TimeUs behind_us = port.server->unix_us(now) - replacement->unix_us(now);
+  if (behind_us != 0) replacement->jump_clock(behind_us, now);
   port.server = replacement;
-  trace_net("server_replaced", -1, std::string(server));
+  port.blocked_spans.clear();
+  port.script_span = 0;
+  observe(it->first, replacement);
+  if (trace_)
+    emit(net_event("server_restart", -1, std::string(server))
+             .with(F::server, std::string(server))
+             .with(F::clock_unix_ms, replacement->unix_ms(now)));
   kick(it->first);
 }
 
@@ -479,10 +636,8 @@ bool Network::open_at_client(ConnId conn) const {
   return it != conns_.end() && it->second.client_open;
 }
 
-void Network::trace_net(std::string kind, ConnId conn, std::string text) {
-  if (!trace_) return;
-  trace_->append(
-      TraceEvent{scheduler_.now_us(), std::move(kind), "net", conn, -1, -1, std::move(text)});
+TraceEvent Network::net_event(std::string kind, ConnId conn, std::string text) const {
+  return TraceEvent{scheduler_.now_us(), std::move(kind), "net", conn, -1, -1, std::move(text)};
 }
 
 }  // namespace redlab::net

@@ -83,7 +83,7 @@ class Network final : public Fabric {
   // ---- Transport ----
   ConnId open(std::string_view from_host, std::string_view to_server,
               ConnCallbacks callbacks) override;
-  void send(ConnId conn, Argv argv) override;
+  void send(ConnId conn, Argv argv, int64_t cause = 0) override;
   void close(ConnId conn) override;
 
   // ---- Faults ----
@@ -161,7 +161,14 @@ class Network final : public Fabric {
     std::set<ConnId> closing;  // closed by the client, commands still queued at the server
     bool down = false;
     fake::ClientId admin = 0;  // server_command's client, connected on first use
+    // Trace spans of the server's own long things: a blocked client, the running script.
+    std::map<fake::ClientId, int64_t> blocked_spans;
+    int64_t script_span = 0;
   };
+  // The server's own events (fake::ServerEvent) into the trace, on the server's lane, with
+  // the connection of the client they are about.
+  void observe(const std::string& name, fake::Server* server);
+  void on_server_event(const std::string& name, const fake::ServerEvent& event);
   void reset_all(ServerPort& port, const std::string& why);
 
   Link& link_state(std::string_view host, std::string_view server);
@@ -178,7 +185,14 @@ class Network final : public Fabric {
   void eof_to_client(ConnId conn, TimeUs at_us);
   // A paced connection's reply was read: the server's output buffer shrinks.
   void consumed(Conn& c, const Reply& reply);
-  void trace_net(std::string kind, ConnId conn, std::string text);
+  // A network event (actor "net"): add fields to what net_event() returns, then emit it.
+  TraceEvent net_event(std::string kind, ConnId conn, std::string text) const;
+  void emit(TraceEvent event) {
+    if (trace_) trace_->append(std::move(event));
+  }
+  void trace_net(std::string kind, ConnId conn, std::string text) {
+    if (trace_) emit(net_event(std::move(kind), conn, std::move(text)));
+  }
 
   Scheduler& scheduler_;
   uint64_t seed_;

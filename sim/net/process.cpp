@@ -3,7 +3,9 @@
 // deliveries are timers with delay 0 when paused, so one queue keeps their relative order.
 #include "sim/net/process.h"
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "sim/core/assert.h"
 
@@ -40,6 +42,32 @@ void Process::deliver(Callback cb) {
   deferred_.push_back(id);
 }
 
+Process::TimerId Process::after_running(TimeUs delay_us, Callback cb) {
+  REDLAB_ASSERT(delay_us >= 0 && "a timer is never in the past");
+  REDLAB_ASSERT(cb && "a timer needs a callback");
+  TimerId id = next_id_++;
+  Timer timer;
+  timer.cb = std::move(cb);
+  timer.running_time = true;
+  timers_.emplace(id, std::move(timer));
+  if (paused_)
+    timers_.at(id).left_us = delay_us;  // starts counting at the resume
+  else
+    schedule_timer(id, delay_us);
+  return id;
+}
+
+void Process::schedule_timer(TimerId id, TimeUs delay_us) {
+  Timer& t = timers_.at(id);
+  t.due_us = add_saturating_us(now_us(), delay_us);
+  t.left_us = -1;
+  std::weak_ptr<bool> alive = alive_;
+  t.event = scheduler_.schedule_after(delay_us, [this, id, alive] {
+    auto a = alive.lock();
+    if (a && *a) fire(id);
+  });
+}
+
 bool Process::cancel(TimerId id) {
   auto it = timers_.find(id);
   if (it == timers_.end()) return false;
@@ -62,7 +90,15 @@ void Process::fire(TimerId id) {
 }
 
 void Process::pause() {
+  if (paused_) return;
   paused_ = true;
+  // Running-time timers stop counting: each keeps the time it still has to run.
+  for (auto& [id, t] : timers_) {
+    if (!t.running_time || !t.event.valid()) continue;
+    scheduler_.cancel(t.event);
+    t.event = EventId{};
+    t.left_us = std::max<TimeUs>(0, t.due_us - now_us());
+  }
 }
 
 void Process::resume() {
@@ -80,6 +116,11 @@ void Process::resume() {
       if (a && *a) fire(id);
     });
   }
+  // Running-time timers go on counting from where they stopped (in id order: deterministic).
+  std::vector<TimerId> running;
+  for (auto& [id, t] : timers_)
+    if (t.running_time && t.left_us >= 0) running.push_back(id);
+  for (TimerId id : running) schedule_timer(id, timers_.at(id).left_us);
 }
 
 void Process::pause_for(TimeUs duration_us) {

@@ -37,6 +37,9 @@ class Process {
 
   // Runs cb delay_us from now, or at resume if the process is paused then.
   TimerId after(TimeUs delay_us, Callback cb);
+  // Runs cb after delay_us of the process' own running time: a pause in between pushes it
+  // back by the length of the pause (work on the CPU, not a wall-clock timer).
+  TimerId after_running(TimeUs delay_us, Callback cb);
   // Runs cb now if running (synchronously), or at resume. For network events.
   void deliver(Callback cb);
   // Forgets a timer, pending or deferred. False if it already ran or never existed.
@@ -58,7 +61,11 @@ class Process {
   struct Timer {
     EventId event;
     Callback cb;
+    bool running_time = false;  // after_running
+    TimeUs due_us = 0;          // running timers: when it fires if nothing pauses it
+    TimeUs left_us = -1;        // running timers while paused: the time still to run
   };
+  void schedule_timer(TimerId id, TimeUs delay_us);
   void fire(TimerId id);
 
   Scheduler& scheduler_;

@@ -11,7 +11,7 @@
 //                              handshake completed) or on_closed (refused / reset), or nothing
 //                              at all (a partition swallows the handshake: the caller's dial
 //                              timeout has to fire).
-//   send(conn, argv)           writes one command. Writes never block (the socket buffer is
+//   send(conn, argv, cause)    writes one command. Writes never block (the socket buffer is
 //                              large); whether and when it arrives is the transport's business.
 //   close(conn)                closes our side. No callback of that connection runs afterwards.
 //   on_reply(reply)            one reply or push, in the order the server sent them.
@@ -43,7 +43,9 @@ class Transport {
   virtual ~Transport() = default;
   virtual ConnId open(std::string_view from_host, std::string_view to_server,
                       ConnCallbacks callbacks) = 0;
-  virtual void send(ConnId conn, Argv argv) = 0;
+  // cause: the trace span of the client's command (0 = none); a simulated server tags what it
+  // does for the command with it, so a server event names the command that caused it.
+  virtual void send(ConnId conn, Argv argv, int64_t cause = 0) = 0;
   virtual void close(ConnId conn) = 0;
 };
 

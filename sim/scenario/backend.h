@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "sim/core/reply.h"
 #include "sim/core/scheduler.h"
 #include "sim/core/trace.h"
+#include "sim/core/trace_index.h"
 #include "sim/net/fabric.h"
 #include "sim/net/network.h"
 
@@ -23,6 +25,30 @@ namespace redlab::scenario {
 // server-wide fault refused on a user's server. what() is one line naming what and where.
 struct BackendError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// What a run needs from a server redlab did not start, found before the run (run_needs.h):
+// the real backend gives the run's ACL user exactly that, and without ACL rights refuses a run
+// that needs more than a fixed allow-list (docs/real-backend.md).
+struct RunNeeds {
+  // Server-wide commands the run sends with --allow-server-faults (its faults, and the
+  // server-wide lines of its steps and setup): the command and, for a container, its
+  // sub-command: {"DEBUG", "SLEEP"}, {"SCRIPT", "FLUSH"}, {"CONFIG", "SET"}.
+  std::vector<std::vector<std::string>> server_commands;
+  // The Lua scripts the run may execute (empty: none), --script answers marked `replaced`.
+  struct Script {
+    std::string name, source;
+    bool replaced = false;
+  };
+  std::vector<Script> scripts;
+  // The raw command lines of the steps and setup that may run: their first two words as
+  // written ("" for a word computed by a ${...} template), and whose line it is ("actor A",
+  // "setup").
+  struct Command {
+    std::vector<std::string> words;
+    std::string whose;
+  };
+  std::vector<Command> commands;
 };
 
 // A server the scenario declares, as the engine resolved it.
@@ -50,6 +76,16 @@ class Backend {
   virtual void start(Scheduler& scheduler, Trace* trace, uint64_t seed,
                      const std::vector<ServerSetup>& servers, net::LinkConfig link,
                      std::vector<ConfigRefusal>& refused) = 0;
+  // The same, told first what the run needs (the engine calls this one): a backend on a
+  // server redlab did not start limits the run to it, and throws BackendError for a run that
+  // server cannot be made to keep inside its limits.
+  void start(Scheduler& scheduler, Trace* trace, uint64_t seed,
+             const std::vector<ServerSetup>& servers, net::LinkConfig link,
+             std::vector<ConfigRefusal>& refused, const RunNeeds& needs) {
+    set_run_needs(needs);
+    start(scheduler, trace, seed, servers, link, refused);
+  }
+  virtual void set_run_needs(const RunNeeds& needs) { (void)needs; }
   virtual net::Fabric& fabric() = 0;
   // A command on a server outside any client, now (setup commands at time 0).
   virtual Reply admin(const std::string& server, const net::Argv& argv) = 0;
@@ -63,6 +99,22 @@ class Backend {
   virtual void restart(const std::string& server) = 0;  // data and script cache lost
   virtual bool can_jump_clock() const = 0;
   virtual void jump_clock(const std::string& server, TimeUs delta_us) = 0;
+  // True when the servers report their own activity into the trace (the fake: commands
+  // served, keys written and expired, ...); false when the trace holds only what clients
+  // observed (a real server).
+  virtual bool server_events() const { return false; }
+  // The server's keyspace now, from its own state (the fake: every key with its value
+  // summary, as its key events report them; keys whose TTL has passed count as gone), or
+  // nullopt where redlab cannot see it. For tests that hold the trace against the truth.
+  virtual std::optional<std::vector<KeyState>> keyspace(const std::string& server) const {
+    (void)server;
+    return std::nullopt;
+  }
+  // A server's clock (unix ms) at time 0 of the run, when known (the fake); -1 otherwise.
+  virtual int64_t server_clock_unix_ms(const std::string& server) const {
+    (void)server;
+    return -1;
+  }
   // What went wrong with the servers during the run that is not part of the scenario (a
   // server that died or stopped answering), in one line; "" if nothing. Read after finish().
   virtual std::string trouble() const { return ""; }

@@ -1,22 +1,21 @@
-// The checks: invariants evaluated over what a run's actors believed and did (Facts) and
-// over its trace. Each says ok, or how it was violated: what, when and who, in plain words.
+// The checks: invariants judged from the trace of a run (through its TraceIndex), never from
+// a client's guess or a script's reply where the server's own record exists. Each says ok,
+// or how it was violated: what, when and who, in plain words; or that it had nothing to judge.
 //
-//   mutual_exclusion   no two actors believed they held the same lock at the same time
-//   no_foreign_unlock  no release deleted a lock that another actor had acquired since
-//   no_stale_write     the resource accepted no write with a fence below one it had accepted
-//   no_forged_fence    the resource accepted only fences that a fenced acquire handed out
-//   no_lost_messages   every subscriber got every message published while it listened
-//                      (streams: every entry reached some consumer of the group)
-//   no_pool_timeouts   no call waited PoolTimeout for a connection in vain
-//   no_read_timeouts   no read hit its deadline
-//   no_oversell        no more `record` events (default "sale") than `stock`
-//   retries_bounded    no actor's WATCH transaction took more than `max_attempts` attempts
+// The registry below is the one list of checks: the loader validates a scenario's checks
+// against it (names, fields, types) and scenarios/README.md documents it. Each entry says
+// what it is computed from. "Server events" are the fake server's own record of what it did
+// (key_set / key_del / key_expired with the value a key held, and the command that caused
+// it); on a real server the trace has only what clients observed, and a check that needs
+// server events falls back to the clients' view or says it cannot judge.
 #pragma once
 
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
-#include "sim/core/trace.h"
+#include "sim/core/trace_index.h"
 #include "sim/scenario/engine.h"
 
 namespace redlab::scenario {
@@ -26,7 +25,25 @@ struct CheckArgs {
   std::map<std::string, int64_t> number;
 };
 
-CheckResult run_check(const std::string& check, const CheckArgs& args, const Facts& facts,
-                      const Trace& trace);
+struct CheckField {
+  enum class Type : uint8_t { Text, Num, Resource };
+  const char* key;
+  Type type;
+  bool required;
+};
+
+struct CheckSpec {
+  const char* name;
+  std::vector<CheckField> fields;
+  const char* judged_from;  // one sentence for the documentation
+  CheckResult (*run)(const CheckArgs& args, const TraceIndex& index);
+};
+
+// Every check, in documentation order.
+const std::vector<CheckSpec>& check_registry();
+const CheckSpec* find_check(std::string_view name);
+
+// Runs a registered check (asserted: the loader refuses unknown ones).
+CheckResult run_check(const std::string& check, const CheckArgs& args, const TraceIndex& index);
 
 }  // namespace redlab::scenario

@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "sim/client/client.h"
 #include "sim/client/pubsub.h"
@@ -17,11 +18,13 @@
 #include "sim/core/cmdline.h"
 #include "sim/core/prng.h"
 #include "sim/core/scheduler.h"
+#include "sim/fake/lua_budget.h"
 #include "sim/fake/server.h"
 #include "sim/fake/server_wide.h"
 #include "sim/net/network.h"
 #include "sim/net/process.h"
 #include "sim/scenario/checks.h"
+#include "sim/scenario/run_needs.h"
 
 namespace redlab::scenario {
 
@@ -73,7 +76,7 @@ bool succeeded(const Result& r) {
 
 struct LockRt {
   std::string token;
-  size_t hold = 0;  // index in facts.holds
+  int64_t hold_span = 0;  // lock_acquired .. hold_end in the trace
   net::Process::TimerId watchdog = 0;
   TimeUs ttl_us = 0;
   bool extending = false;
@@ -92,6 +95,8 @@ struct ActorRt {
   std::map<std::string, LockRt> locks;
   net::Process::TimerId timer = 0;  // the current sleep/work timer
   K after_extend;                   // work finished while an extend was in flight
+  uint64_t running_serial = 0;      // run_block: the step running now (see there)
+  uint64_t inline_done = 0;         // run_block: the last step that finished inside exec
   std::vector<std::unique_ptr<client::PubSub>> pubsubs;
 };
 
@@ -117,32 +122,77 @@ class Engine {
       backend_ = own_backend_.get();
     }
     refuse_server_wide_faults();
+    // Lua on the fake: a script that never ends stops the run at this bound (lua_budget.h).
+    fake::LuaInstructionBudget lua_budget(opt_.lua_instructions_max, [this](const char* sha) {
+      if (!bound_reason_) {
+        bound_reason_ = "lua";
+        lua_bound_sha_ = sha;
+      }
+      scheduler_.stop();
+    });
     build_world();
     for (auto& a : actors_) start_actor(*a);
     schedule_faults();
     schedule_narration();
+    for (TimeUs t : opt_.probe_times_us)
+      scheduler_.schedule_at(t, [this, t] {
+        if (!opt_.on_probe) return;
+        for (const ServerDef& def : sc_.servers)
+          if (auto k = backend_->keyspace(def.name)) opt_.on_probe(t, trace_.size(), def.name, *k);
+      });
     TimeUs end = ms_to_us(dur_ms(sc_.duration_ms, nullptr, sc_.duration_where));
     auto r = backend_->run_until(end, opt_.events_max, opt_.cancel);
     result_.events = r.events_run;
-    result_.bound_hit = r.bound_hit;
+    // A bound that stopped the run with nothing left to run is still the bound.
+    result_.bound_hit = r.bound_hit || bound_reason_;
     result_.end_us = scheduler_.now_us();
-    if (r.bound_hit)
-      trace_.append(TraceEvent{scheduler_.now_us(), "run_bound", "", -1, -1, -1,
-                               "stopped after " + std::to_string(r.events_run) + " events"});
+    if (result_.bound_hit) {
+      if (!bound_reason_) bound_reason_ = "events";
+      std::string what = std::string(bound_reason_) == "steps"
+                             ? std::to_string(opt_.steps_max) + " steps run"
+                         : std::string(bound_reason_) == "trace"
+                             ? "a trace of " + std::to_string(trace_.size()) + " events (" +
+                                   std::to_string(trace_.bytes_estimate() >> 20) + " MiB)"
+                             : std::to_string(r.events_run) + " events";
+      std::string text = std::string(bound_reason_) == "lua"
+                             ? lua_bound_text()
+                             : "the run reached its bound of " + what + " at " +
+                                   format_time(scheduler_.now_us()) +
+                                   " of its time and stopped (a loop without a pause?)";
+      put(TraceEvent{scheduler_.now_us(), "run_bound", "", -1, -1, -1, text}
+              .with(F::count, static_cast<int64_t>(r.events_run))
+              .with(F::reason, bound_reason_));
+      Where at = last_step_ ? last_step_->where : Where{};
+      result_.bound = sc_.file + ":" + std::to_string(at.pos.line) + ":" +
+                      std::to_string(at.pos.column) + ": " +
+                      (at.path.empty() ? "" : at.path + ": ") + text;
+    }
     for (auto& a : actors_) close_holds(*a, "run ended");
-    trace_.append(TraceEvent{scheduler_.now_us(), "run_end", "", -1, -1, -1, ""});
+    put(TraceEvent{scheduler_.now_us(), "run_end", "", -1, -1, -1, ""}.with(
+        F::count, static_cast<int64_t>(r.events_run)));
     // Pending callbacks hold references into the world: drop clients before the rest.
     for (auto& a : actors_) a->pubsubs.clear();
     backend_->finish();
     result_.backend_trouble = backend_->trouble();
     if (!result_.backend_trouble.empty())
-      trace_.append(TraceEvent{scheduler_.now_us(), "backend_trouble", "", -1, -1, -1,
-                               result_.backend_trouble});
-    result_.facts = std::move(facts_);
+      put(TraceEvent{scheduler_.now_us(), "backend_trouble", "", -1, -1, -1,
+                     result_.backend_trouble}
+              .with(F::error, result_.backend_trouble));
     evaluate_checks();
     trace_.set_listener(nullptr);
     result_.trace = std::move(trace_);
     return std::move(result_);
+  }
+
+  // RunOptions::lua_instructions_max reached: which script, by the SHA-1 the fake reported.
+  std::string lua_bound_text() const {
+    std::string script = "a script (SHA-1 " + lua_bound_sha_ + ")";
+    for (const auto& [name, s] : scripts_)
+      if (s.sha1_hex == lua_bound_sha_) script = "script " + name;
+    return script + " ran more than " + std::to_string(opt_.lua_instructions_max) +
+           " Lua instructions in this run (all its scripts together), and the run stopped at " +
+           format_time(scheduler_.now_us()) +
+           " of its time (a loop that never ends? --lua-instructions-max sets the bound)";
   }
 
   // ---------------------------------------------------------------------------------
@@ -330,7 +380,13 @@ class Engine {
       "to disturb";
   // Refuses, before anything runs, what would disturb a server redlab did not start: faults
   // that act on the whole server, server config, server-wide commands in steps and setup.
-  void refuse_server_wide_faults() const {
+  // Returns what the run needs from such a server (its ACL user is made of it; the text scans
+  // here only give the earlier, friendlier message).
+  RunNeeds refuse_server_wide_faults() const {
+    RunNeeds needs = run_needs(
+        sc_, opt_.scripts, opt_.allow_server_faults,
+        NeedsEval{[this](const Cond& c, const Where& w) { return test(c, nullptr, w); },
+                  [this](const Template& t, const Where& w) { return str(t, nullptr, w); }});
     bool shared = !backend_->owns_servers();
     for (const FaultDef& f : sc_.faults) {
       if (f.when && !test(*f.when, nullptr, f.where)) continue;
@@ -349,7 +405,7 @@ class Engine {
         fail(f.where, what + backend_->describe() + ": " + kRefusalHint);
       }
     }
-    if (!shared || opt_.allow_server_faults) return;
+    if (!shared || opt_.allow_server_faults) return needs;
     for (const ServerDef& def : sc_.servers)
       if (!def.config.empty())
         fail(config_where(def, 0), "CONFIG SET " + def.config[0].first +
@@ -375,6 +431,7 @@ class Engine {
         fail(def.where, "script " + def.name + " calls " + what + ", which reaches beyond this " +
                             "run's keys on " + backend_->describe() + ": " + kRefusalHint);
     }
+    return needs;
   }
   // The first redis.call / redis.pcall in a Lua source whose command (a string literal) is
   // server-wide or lists keys; "" if none.
@@ -419,14 +476,28 @@ class Engine {
   // The world
   // ---------------------------------------------------------------------------------
   void build_world() {
-    if (opt_.on_event) trace_.set_listener(opt_.on_event);
+    bool anchored = false;
+    for (const Note& n : sc_.narration) anchored = anchored || n.on.has_value();
+    if (opt_.on_event || anchored)
+      trace_.set_listener([this](const TraceEvent& e) { on_trace_event(e); });
+    // A core scenario's run is a few hundred to a few thousand events: start with room for
+    // them rather than move every event on each of the first ten doublings.
+    trace_.reserve(1024);
+    trace_.set_budget(Trace::Budget{opt_.trace_bytes_max, opt_.trace_events_max, [this] {
+                                      if (!bound_reason_) bound_reason_ = "trace";
+                                      scheduler_.stop();
+                                    }});
     trace_.set_meta("scenario", sc_.id);
+    trace_.set_meta("title", sc_.title.get(opt_.lang));
     trace_.set_meta("backend", backend_->describe());
     if (opt_.time_scale != 1.0) trace_.set_meta("time_scale", format_scale(opt_.time_scale));
     trace_.set_meta("seed", std::to_string(opt_.seed));
     for (auto& [k, v] : result_.variant) trace_.set_meta("variant." + k, v);
     for (auto& [k, v] : result_.params) trace_.set_meta("param." + k, std::to_string(v));
-    for (auto& [k, v] : opt_.scripts) trace_.set_meta("script." + k, "replaced");
+    // A replaced script (an exercise answer) is part of the run's input: kept whole, so the
+    // trace says exactly what ran.
+    for (auto& [k, v] : opt_.scripts) trace_.set_meta("script." + k, v);
+    trace_.set_meta("lang", opt_.lang);
 
     Prng root(opt_.seed);
     std::vector<ServerSetup> setups;
@@ -444,7 +515,8 @@ class Engine {
     }
     std::vector<Backend::ConfigRefusal> refused;
     backend_->start(scheduler_, &trace_, root.derive(fnv1a("network")).next_u64(), setups,
-                    net::LinkConfig{scaled_us(sc_.latency_us), scaled_us(sc_.jitter_us)}, refused);
+                    net::LinkConfig{scaled_us(sc_.latency_us), scaled_us(sc_.jitter_us)}, refused,
+                    refuse_server_wide_faults());
     fabric_ = &backend_->fabric();
     for (const Backend::ConfigRefusal& r : refused)
       for (const ServerDef& def : sc_.servers)
@@ -458,8 +530,10 @@ class Engine {
       auto argv = split_args(line);
       if (!argv || argv->empty()) fail(s.where, "\"" + line + "\" is not a command line");
       Reply r = backend_->admin(s.server, *argv);
-      trace_.append(
-          TraceEvent{0, "setup", s.server, -1, -1, -1, line + " -> " + format_short(r, 60)});
+      put(TraceEvent{0, "setup", s.server, -1, -1, -1, line + " -> " + format_short(r, 60)}
+              .with(F::server, s.server)
+              .with(F::argv, client::trace_argv(*argv))
+              .with(F::reply, format_short(r)));
       if (r.is_error()) fail(s.where, "setup command \"" + line + "\" failed: " + r.str);
     }
     for (const ScriptDef& def : sc_.scripts) {
@@ -512,6 +586,21 @@ class Engine {
         actors_.push_back(std::move(a));
       }
     }
+    // The lanes, in the file's order: actor instances, then the servers and the resources.
+    put(TraceEvent{0, "run_start", "", -1, -1, -1, ""}.with(F::who, result_.actors));
+    for (const ServerDef& def : sc_.servers) {
+      TraceEvent e{0, "server_start", def.name, -1, -1, -1, ""};
+      e.with(F::server, def.name)
+          .with(F::source, backend_->server_events() ? "fake" : "clients");
+      if (int64_t clock = backend_->server_clock_unix_ms(def.name); clock >= 0)
+        e.with(F::clock_unix_ms, clock);
+      put(std::move(e));
+    }
+    for (const ResourceDef& r : sc_.resources)
+      put(TraceEvent{0, "resource_start", r.name, -1, -1, -1, ""}
+              .with(F::resource, r.name)
+              .with(F::reason, resources_.at(r.name).check ? "checks fences"
+                                                            : "does not check fences"));
   }
 
   Where config_where(const ServerDef& def, size_t i) const {
@@ -536,14 +625,31 @@ class Engine {
       auto it = o.numbers.find(k);
       if (it == o.numbers.end()) return std::nullopt;
       // Durations (…_ms) follow the time scale; counts (pool_size, max_retries) do not.
+      // go-redis meanings (sim/client/options.h): 0 = the default, -1 = off, and for read /
+      // write timeouts -2 = no deadline. A sentinel is passed on as it is, never scaled.
       std::string_view key(k);
-      int64_t v = unscaled_ms(it->second, nullptr, Where{w.pos, w.path + ".options." + k});
+      Where at{w.pos, w.path + ".options." + k};
+      int64_t v = num(it->second, nullptr, at);
+      if (v < 0) {
+        int64_t lowest = key == "read_timeout_ms" || key == "write_timeout_ms" ? -2
+                         : key == "max_retries" || key == "min_retry_backoff_ms" ||
+                                 key == "max_retry_backoff_ms" || key == "conn_max_idle_ms"
+                             ? -1
+                             : 0;
+        if (v < lowest)
+          fail(at, "\"" + it->second.source() + "\" is " + std::to_string(v) + ": at least " +
+                       std::to_string(lowest));
+        return v;
+      }
+      v = unscaled_ms(it->second, nullptr, at);
       return key.ends_with("_ms") ? scaled_ms(v) : v;
     };
+    // A time option in us: a sentinel (-1, -2) stays one, anything else was ms.
+    auto us = [](int64_t v) { return v < 0 ? v : ms_to_us(v); };
     int64_t procs = numv("gomaxprocs").value_or(1);
     if (procs < 1) fail(w, "gomaxprocs must be at least 1");
-    client::Options opts = o.profile == "v9.22" ? client::Options::go_redis_v9_22(procs)
-                                                : client::Options::go_redis_v9(procs);
+    // The loader accepted only the names Options::profile_names() lists.
+    client::Options opts = *client::Options::for_profile(o.profile, procs);
     if (opt_.time_scale != 1.0) {
       for (TimeUs* t : {&opts.pool_timeout_us, &opts.dial_timeout_us, &opts.read_timeout_us,
                         &opts.write_timeout_us, &opts.min_retry_backoff_us,
@@ -552,19 +658,19 @@ class Engine {
         *t = scaled_us(*t);
     }
     if (auto v = numv("read_timeout_ms")) {
-      opts.read_timeout_us = ms_to_us(*v);
+      opts.read_timeout_us = us(*v);
       opts.derive_from_read_timeout();
     }
     if (auto v = numv("pool_size")) opts.pool_size = *v;
     if (opts.pool_size < 1) fail(w, "pool_size must be at least 1");
-    if (auto v = numv("pool_timeout_ms")) opts.pool_timeout_us = ms_to_us(*v);
-    if (auto v = numv("dial_timeout_ms")) opts.dial_timeout_us = ms_to_us(*v);
-    if (auto v = numv("write_timeout_ms")) opts.write_timeout_us = ms_to_us(*v);
+    if (auto v = numv("pool_timeout_ms")) opts.pool_timeout_us = us(*v);
+    if (auto v = numv("dial_timeout_ms")) opts.dial_timeout_us = us(*v);
+    if (auto v = numv("write_timeout_ms")) opts.write_timeout_us = us(*v);
     if (auto v = numv("max_retries")) opts.max_retries = *v;
-    if (auto v = numv("min_retry_backoff_ms")) opts.min_retry_backoff_us = ms_to_us(*v);
-    if (auto v = numv("max_retry_backoff_ms")) opts.max_retry_backoff_us = ms_to_us(*v);
-    if (auto v = numv("conn_max_idle_ms")) opts.conn_max_idle_time_us = ms_to_us(*v);
-    if (auto v = numv("pubsub_reconnect_delay_ms")) opts.pubsub_reconnect_delay_us = ms_to_us(*v);
+    if (auto v = numv("min_retry_backoff_ms")) opts.min_retry_backoff_us = us(*v);
+    if (auto v = numv("max_retry_backoff_ms")) opts.max_retry_backoff_us = us(*v);
+    if (auto v = numv("conn_max_idle_ms")) opts.conn_max_idle_time_us = us(*v);
+    if (auto v = numv("pubsub_reconnect_delay_ms")) opts.pubsub_reconnect_delay_us = us(*v);
     for (auto& [k, v] : o.flags) {
       if (k == "context_timeout_enabled") opts.context_timeout_enabled = v;
       if (k == "retry_pool_timeout") opts.retry_pool_timeout = v;
@@ -593,10 +699,28 @@ class Engine {
   }
   int64_t sid(const Step& s) const { return step_ids_.at(&s); }
 
+  // An actor's event: add fields to what ev() returns, then put() it; emit() for plain ones.
+  TraceEvent ev(ActorRt& a, std::string kind, int64_t step, std::string text = {},
+                int64_t attempt = -1, int64_t conn = -1) const {
+    return TraceEvent{scheduler_.now_us(), std::move(kind), a.name, conn, step, attempt,
+                      std::move(text)};
+  }
+  void put(TraceEvent e) { trace_.append(std::move(e)); }
   void emit(ActorRt& a, std::string kind, int64_t step, std::string text, int64_t attempt = -1,
             int64_t conn = -1) {
-    trace_.append(TraceEvent{scheduler_.now_us(), std::move(kind), a.name, conn, step, attempt,
-                             std::move(text)});
+    put(ev(a, std::move(kind), step, std::move(text), attempt, conn));
+  }
+  // An event that begins a span; returns the span's id.
+  int64_t begin(TraceEvent e) {
+    e.span = trace_.new_span();
+    int64_t span = e.span;
+    put(std::move(e));
+    return span;
+  }
+  // An event that ends span `span` (0: none).
+  void end(TraceEvent e, int64_t span) {
+    e.ends = span;
+    put(std::move(e));
   }
   Context ctx(ActorRt& a, const Step& s, TimeUs deadline_us = kTimeNeverUs) const {
     return Context{deadline_us, step_ids_.at(&s), a.name};
@@ -617,12 +741,16 @@ class Engine {
       if (p->gen == g) k(std::move(v));
     };
   }
-  void after(ActorRt& a, TimeUs delay_us, K k) {
-    a.timer = a.process->after(delay_us, guard(a, [&a, k = std::move(k)] {
-                                 a.timer = 0;
-                                 k();
-                               }));
+  // running_time: the delay counts only while the actor's process runs (work).
+  void after(ActorRt& a, TimeUs delay_us, bool running_time, K k) {
+    K cb = guard(a, [&a, k = std::move(k)] {
+      a.timer = 0;
+      k();
+    });
+    a.timer = running_time ? a.process->after_running(delay_us, std::move(cb))
+                           : a.process->after(delay_us, std::move(cb));
   }
+  void after(ActorRt& a, TimeUs delay_us, K k) { after(a, delay_us, false, std::move(k)); }
 
   // ---------------------------------------------------------------------------------
   // Actors
@@ -637,7 +765,7 @@ class Engine {
     if (jitter > 0) start += scaled_us(ms_to_us(a.prng.range_inclusive(0, jitter)));
     ActorRt* p = &a;
     scheduler_.schedule_at(start, [this, p] {
-      emit(*p, "actor_start", -1, p->def->role.get(opt_.lang));
+      put(ev(*p, "actor_start", -1, p->def->role.get(opt_.lang)));
       run_block(*p, p->def->steps, 0, [this, p] { finish_actor(*p, "done"); });
     });
   }
@@ -649,7 +777,7 @@ class Engine {
       if (l.watchdog) a.process->cancel(l.watchdog);
     close_holds(a, "actor ended");
     for (auto& ps : a.pubsubs) ps->close();
-    emit(a, "actor_end", -1, why);
+    put(ev(a, "actor_end", -1, why).with(F::reason, why));
   }
 
   void abandon(ActorRt& a, const std::string& why) {
@@ -658,7 +786,7 @@ class Engine {
     if (a.timer) a.process->cancel(a.timer);
     a.timer = 0;
     a.after_extend = nullptr;
-    emit(a, "abandon", -1, why);
+    put(ev(a, "abandon", -1, why).with(F::reason, why));
     close_holds(a, "abandoned");
     finish_actor(a, "abandoned: " + why);
   }
@@ -669,22 +797,44 @@ class Engine {
     for (auto& [lock, l] : a.locks) held.push_back(lock);
     for (const std::string& lock : held) end_hold(a, lock, why);
   }
+  // The actor stops believing it holds `lock` (released, lost, abandoned, ended, ...).
   void end_hold(ActorRt& a, const std::string& lock, const std::string& why) {
     auto it = a.locks.find(lock);
     if (it == a.locks.end()) return;
     if (it->second.watchdog) a.process->cancel(it->second.watchdog);
-    Facts::Hold& h = facts_.holds[it->second.hold];
-    h.to_us = scheduler_.now_us();
-    h.ended = why;
+    end(ev(a, "hold_end", -1, lock + ": " + why)
+            .with(F::lock, lock)
+            .with(F::token, it->second.token)
+            .with(F::reason, why),
+        it->second.hold_span);
     a.locks.erase(it);
   }
 
+  // Runs steps[i..] then k. In constant stack however long the list: a step that finishes
+  // at once (note, set, an if whose branch did) only marks itself done and the loop goes on;
+  // a step that finishes later continues from the event loop, on a fresh stack. The marks
+  // are serial numbers, one per step started, kept per actor and restored after each step
+  // so that a block nested in a step (if, repeat) has its own.
   void run_block(ActorRt& a, const std::vector<Step>& steps, size_t i, K k) {
-    if (i >= steps.size()) return k();
     ActorRt* p = &a;
-    exec(a, steps[i], guard(a, [this, p, &steps, i, k = std::move(k)]() mutable {
-           run_block(*p, steps, i + 1, std::move(k));
-         }));
+    while (i < steps.size()) {
+      const uint64_t serial = ++exec_serial_;
+      const uint64_t outer = a.running_serial;
+      const uint64_t gen = a.gen;
+      a.running_serial = serial;
+      const size_t next = i + 1;
+      exec(a, steps[i], guard(a, [this, p, &steps, next, serial, k]() mutable {
+             if (p->running_serial == serial) {
+               p->inline_done = serial;  // finished inside exec: the loop below goes on
+               return;
+             }
+             run_block(*p, steps, next, std::move(k));
+           }));
+      a.running_serial = outer;
+      if (a.inline_done != serial || a.gen != gen) return;  // later (or abandoned)
+      i = next;
+    }
+    k();
   }
 
   void save(ActorRt& a, const Step& s, const std::string& value) {
@@ -695,19 +845,24 @@ class Engine {
     if (!success) return;
     if (const Template* t = s.t("record")) {
       std::string name = str(*t, &a, field(s, "record"));
-      facts_.records.push_back(Facts::Record{name, a.name, scheduler_.now_us()});
-      emit(a, "record", sid(s), name);
+      put(ev(a, "record", sid(s), name).with(F::record, name));
     }
   }
 
   void exec(ActorRt& a, const Step& s, K k) {
+    // Every step run counts against the run's bound (a loop without a pause must end).
+    last_step_ = &s;
+    if (++steps_run_ > opt_.steps_max && !bound_reason_) {
+      bound_reason_ = "steps";
+      scheduler_.stop();
+    }
     if (s.when && !test(*s.when, &a, s.where)) return k();
     const std::string& op = s.op;
     if (op == "command") return do_command(a, s, std::move(k));
     if (op == "pipeline" || op == "tx") return do_pipeline(a, s, std::move(k));
     if (op == "sleep" || op == "work") return do_wait(a, s, std::move(k));
     if (op == "lock_acquire" || op == "fenced_acquire")
-      return do_acquire(a, s, 0, scheduler_.now_us(), std::move(k));
+      return do_acquire(a, s, 0, scheduler_.now_us(), 0, std::move(k));
     if (op == "lock_release") return do_release(a, s, std::move(k));
     if (op == "lock_extend") return do_extend(a, s, std::move(k));
     if (op == "watchdog") return do_watchdog(a, s, std::move(k));
@@ -716,7 +871,7 @@ class Engine {
       if (auto it = a.locks.find(lock); it != a.locks.end() && it->second.watchdog) {
         a.process->cancel(it->second.watchdog);
         it->second.watchdog = 0;
-        emit(a, "watchdog_stop", sid(s), lock);
+        put(ev(a, "watchdog_stop", sid(s), lock).with(F::lock, lock));
       }
       return k();
     }
@@ -728,7 +883,7 @@ class Engine {
     if (op == "stream_add") return do_stream_add(a, s, std::move(k));
     if (op == "stream_consume") return do_stream_consume(a, s, std::move(k));
     if (op == "stream_autoclaim") return do_autoclaim(a, s, std::move(k));
-    if (op == "repeat") return do_repeat(a, s, 1, std::move(k));
+    if (op == "repeat") return do_repeat(a, s, 1, std::make_shared<const K>(std::move(k)));
     if (op == "if") {
       bool yes = test(*s.cond, &a, field(s, "cond"));
       return run_block(a, yes ? s.body : s.orelse, 0, std::move(k));
@@ -782,10 +937,15 @@ class Engine {
 
   void do_wait(ActorRt& a, const Step& s, K k) {
     int64_t ms = step_ms(a, s, "ms", 0);
-    emit(a, s.op, sid(s), std::to_string(ms) + " ms");
+    int64_t span =
+        begin(ev(a, s.op, sid(s), std::to_string(ms) + " ms").with(F::duration_us, ms_to_us(ms)));
     ActorRt* p = &a;
-    after(a, ms_to_us(ms), [this, p, &s, k] {
-      emit(*p, s.op + "_done", sid(s), "");
+    // Work counts the time the actor runs: a stop-the-world pause in the middle of 12 s of
+    // work ends it 12 s plus the pause after it began. A sleep is a timer, which a pause
+    // only delays (it fires at the resume if it became due meanwhile).
+    bool running_time = s.op == "work";
+    after(a, ms_to_us(ms), running_time, [this, p, &s, k, span] {
+      end(ev(*p, s.op + "_done", sid(s)), span);
       // A careful worker checks its lock before it commits: with an extend in flight, wait
       // for its answer (a lost lock abandons the work).
       for (auto& [lock, l] : p->locks)
@@ -805,8 +965,9 @@ class Engine {
     return t;
   }
 
-  // tries: attempts so far; started_us: when the first began (for wait_ms).
-  void do_acquire(ActorRt& a, const Step& s, int64_t tries, TimeUs started_us, K k) {
+  // tries: attempts so far; started_us: when the first began (for wait_ms); span: the
+  // acquisition's span in the trace (lock_acquire .. lock_acquired / lock_gave_up).
+  void do_acquire(ActorRt& a, const Step& s, int64_t tries, TimeUs started_us, int64_t span, K k) {
     std::string lock = step_str(a, s, "lock");
     int64_t ttl = step_ms(a, s, "ttl_ms", 0);
     if (ttl <= 0) fail(field(s, "ttl_ms"), "a lock needs a TTL above 0");
@@ -817,9 +978,15 @@ class Engine {
     }
     std::string token = a.vars["token"];
     bool fenced = s.op == "fenced_acquire";
+    if (tries == 0)
+      span = begin(ev(a, "lock_acquire", sid(s), lock + " ttl=" + std::to_string(ttl) + " ms")
+                       .with(F::lock, lock)
+                       .with(F::server, a.client->server())
+                       .with(F::token, token)
+                       .with(F::ttl_us, ms_to_us(ttl)));
     ActorRt* p = &a;
     auto on_result = guard1<Result>(
-        a, [this, p, &s, tries, started_us, k, lock, token, ttl, retry, wait, fenced](Result r) {
+        a, [this, p, &s, tries, started_us, span, k, lock, token, ttl, retry, wait, fenced](Result r) {
           ActorRt& a2 = *p;
           bool got = false;
           int64_t fence = 0;
@@ -832,36 +999,48 @@ class Engine {
             }
           }
           if (got) {
-            TimeUs now = scheduler_.now_us();
             LockRt l;
             l.token = token;
             l.ttl_us = ms_to_us(ttl);
-            l.hold = facts_.holds.size();
-            facts_.holds.push_back(Facts::Hold{lock, a2.name, token, now, now, ""});
-            facts_.acquires.push_back(Facts::Acquire{lock, a2.name, token, now});
             end_hold(a2, lock, "reacquired");
-            a2.locks[lock] = l;
             std::string text = lock + " token=" + token + " ttl=" + std::to_string(ttl) + " ms";
+            TraceEvent e = ev(a2, "lock_acquired", sid(s), "", tries)
+                               .with(F::lock, lock)
+                               .with(F::server, a2.client->server())
+                               .with(F::token, token)
+                               .with(F::ttl_us, ms_to_us(ttl));
             if (fenced) {
               a2.vars["fence"] = std::to_string(fence);
-              facts_.issued_fences[lock].push_back(fence);
               text += " fence=" + std::to_string(fence);
+              e.with(F::fence, fence);
             }
-            emit(a2, "lock_acquired", sid(s), text, tries);
+            e.text = std::move(text);
+            e.ends = span;
+            l.hold_span = begin(std::move(e));
+            a2.locks[lock] = l;
             save(a2, s, fenced ? std::to_string(fence) : "1");
             return k();
           }
-          if (tries == 0)
-            emit(a2, "lock_busy", sid(s),
-                 lock + (r.ok() ? " is held by someone else" : ": " + r.error.text), tries);
+          if (tries == 0) {
+            TraceEvent e = ev(a2, "lock_busy", sid(s),
+                              lock + (r.ok() ? " is held by someone else" : ": " + r.error.text),
+                              tries)
+                               .with(F::lock, lock);
+            if (!r.ok())
+              e.with(F::error, r.error.text).with(F::error_class, client::error_class(r.error.kind));
+            put(std::move(e));
+          }
           if (wait >= 0 && scheduler_.now_us() + ms_to_us(retry) > started_us + ms_to_us(wait)) {
-            emit(a2, "lock_gave_up", sid(s),
-                 lock + " after " + std::to_string(tries + 1) + " tries", tries);
+            end(ev(a2, "lock_gave_up", sid(s),
+                   lock + " after " + std::to_string(tries + 1) + " tries", tries)
+                    .with(F::lock, lock)
+                    .with(F::tries, tries + 1),
+                span);
             save(a2, s, "0");
             return k();
           }
-          after(a2, ms_to_us(retry), [this, p, &s, tries, started_us, k] {
-            do_acquire(*p, s, tries + 1, started_us, k);
+          after(a2, ms_to_us(retry), [this, p, &s, tries, started_us, span, k] {
+            do_acquire(*p, s, tries + 1, started_us, span, k);
           });
         });
     if (fenced) {
@@ -883,7 +1062,7 @@ class Engine {
       fail(field(s, "method"), "\"" + method + "\": expected del or lua");
     auto it = a.locks.find(lock);
     if (it == a.locks.end()) {
-      emit(a, "lock_not_held", sid(s), lock + ": nothing to release");
+      put(ev(a, "lock_not_held", sid(s), lock + ": nothing to release").with(F::lock, lock));
       save(a, s, "0");
       return k();
     }
@@ -892,22 +1071,38 @@ class Engine {
       it->second.watchdog = 0;
     }
     std::string token = it->second.token;
+    int64_t span = begin(ev(a, "lock_release", sid(s), lock + " by " + method)
+                             .with(F::lock, lock)
+                             .with(F::server, a.client->server())
+                             .with(F::token, token)
+                             .with(F::method, method));
     ActorRt* p = &a;
-    auto on_result = guard1<Result>(a, [this, p, &s, k, lock, method](Result r) {
+    auto on_result = guard1<Result>(a, [this, p, &s, k, lock, method, span](Result r) {
+      // What the caller learns from the reply (the seed's Release: n == 0 is ErrLockLost);
+      // what the server really did is in its own key events (the checks read those).
       bool deleted = r.ok() && r.reply.kind == Reply::Kind::Integer && r.reply.integer > 0;
-      facts_.releases.push_back(
-          Facts::Release{lock, p->name, method, scheduler_.now_us(), deleted});
       if (!r.ok()) {
-        emit(*p, "lock_release_failed", sid(s), lock + ": " + r.error.text);
+        end(ev(*p, "lock_release_failed", sid(s), lock + ": " + r.error.text)
+                .with(F::lock, lock)
+                .with(F::error, r.error.text)
+                .with(F::error_class, client::error_class(r.error.kind)),
+            span);
         end_hold(*p, lock, "released");
       } else if (method == "lua" && !deleted) {
-        emit(*p, "lock_lost", sid(s),
-             lock + ": the release script returned 0, the lock was no longer ours");
+        end(ev(*p, "lock_lost", sid(s),
+               lock + ": the release script returned " + reply_text(r) +
+                   ", the lock was no longer ours")
+                .with(F::lock, lock)
+                .with(F::reply, format_short(r.reply)),
+            span);
         end_hold(*p, lock, "lost");
       } else {
-        emit(*p, "lock_released", sid(s),
-             lock + (method == "del" ? " by DEL" : " by compare-and-delete") + " -> " +
-                 reply_text(r));
+        end(ev(*p, "lock_released", sid(s),
+               lock + (method == "del" ? " by DEL" : " by compare-and-delete") + " -> " +
+                   reply_text(r))
+                .with(F::lock, lock)
+                .with(F::reply, format_short(r.reply)),
+            span);
         end_hold(*p, lock, "released");
       }
       save(*p, s, deleted ? "1" : "0");
@@ -922,33 +1117,49 @@ class Engine {
     }
   }
 
-  // compare-and-PEXPIRE; done(true) if still ours.
+  // How an extend ended: the TTL was renewed; the script said the lock is not ours (0); or
+  // the call failed (an error, a timeout: the lock may or may not still be ours).
+  enum class Extend : uint8_t { Renewed, NotOurs, Failed };
+
+  // compare-and-PEXPIRE.
   void extend(ActorRt& a, const Step& s, const std::string& lock, TimeUs ttl_us,
-              std::function<void(bool)> done) {
+              std::function<void(Extend)> done) {
     auto it = a.locks.find(lock);
-    if (it == a.locks.end()) return done(false);
+    if (it == a.locks.end()) return done(Extend::NotOurs);
     it->second.extending = true;
     const client::Script& script =
         scripts_.at(s.nm("script").empty() ? "lock_extend" : s.nm("script"));
+    int64_t span = begin(ev(a, "lock_extend", sid(s), lock)
+                             .with(F::lock, lock)
+                             .with(F::server, a.client->server())
+                             .with(F::token, it->second.token)
+                             .with(F::ttl_us, ttl_us));
     ActorRt* p = &a;
     a.client->run_script(
         ctx(a, s), script, {lock}, {it->second.token, std::to_string(ttl_us / 1000)},
-        guard1<Result>(a, [this, p, &s, lock, done](Result r) {
+        guard1<Result>(a, [this, p, &s, lock, done, span, ttl_us](Result r) {
           auto it2 = p->locks.find(lock);
           if (it2 != p->locks.end()) it2->second.extending = false;
           if (r.ok() && r.reply.kind == Reply::Kind::Integer && r.reply.integer == 1) {
-            emit(*p, "lock_extended", sid(s), lock);
-            return done(true);
+            end(ev(*p, "lock_extended", sid(s), lock).with(F::lock, lock).with(F::ttl_us, ttl_us),
+                span);
+            return done(Extend::Renewed);
           }
           if (!r.ok()) {
-            // A failed call is not proof of loss; the next tick tries again.
-            emit(*p, "lock_extend_failed", sid(s), lock + ": " + r.error.text);
-            return done(true);
+            end(ev(*p, "lock_extend_failed", sid(s), lock + ": " + r.error.text)
+                    .with(F::lock, lock)
+                    .with(F::error, r.error.text)
+                    .with(F::error_class, client::error_class(r.error.kind)),
+                span);
+            return done(Extend::Failed);
           }
-          emit(*p, "lock_lost", sid(s),
-               lock + ": extend returned 0, the lock expired and is not ours");
+          end(ev(*p, "lock_lost", sid(s),
+                 lock + ": extend returned " + reply_text(r) + ", the lock expired and is not ours")
+                  .with(F::lock, lock)
+                  .with(F::reply, format_short(r.reply)),
+              span);
           end_hold(*p, lock, "lost");
-          done(false);
+          done(Extend::NotOurs);
         }));
   }
 
@@ -956,8 +1167,8 @@ class Engine {
     std::string lock = step_str(a, s, "lock");
     TimeUs ttl = ms_to_us(step_ms(a, s, "ttl_ms", 0));
     ActorRt* p = &a;
-    extend(a, s, lock, ttl, [this, p, &s, k](bool ok) {
-      save(*p, s, ok ? "1" : "0");
+    extend(a, s, lock, ttl, [this, p, &s, k](Extend outcome) {
+      save(*p, s, outcome == Extend::Renewed ? "1" : outcome == Extend::NotOurs ? "0" : "error");
       k();
     });
   }
@@ -969,10 +1180,17 @@ class Engine {
     if (every <= 0) fail(field(s, "every_ms"), "the watchdog needs a period above 0");
     auto it = a.locks.find(lock);
     if (it == a.locks.end()) {
-      emit(a, "lock_not_held", sid(s), lock + ": no watchdog for a lock we do not hold");
+      put(ev(a, "lock_not_held", sid(s), lock + ": no watchdog for a lock we do not hold")
+              .with(F::lock, lock));
       return k();
     }
-    emit(a, "watchdog_start", sid(s), lock + " every " + std::to_string(every) + " ms");
+    std::string on_error = step_str(a, s, "on_error", "abort");
+    if (on_error != "abort" && on_error != "retry")
+      fail(field(s, "on_error"), "\"" + on_error + "\": expected abort or retry");
+    put(ev(a, "watchdog_start", sid(s), lock + " every " + std::to_string(every) + " ms")
+            .with(F::lock, lock)
+            .with(F::every_us, ms_to_us(every))
+            .with(F::reason, on_error));
     arm_watchdog(a, s, lock, ms_to_us(ttl), ms_to_us(every));
     k();
   }
@@ -987,9 +1205,18 @@ class Engine {
       auto it2 = p->locks.find(lock);
       if (it2 == p->locks.end()) return;
       it2->second.watchdog = 0;
-      extend(*p, s, lock, ttl_us, [this, p, &s, lock, ttl_us, every_us](bool ok) {
-        if (!ok) {
+      extend(*p, s, lock, ttl_us, [this, p, &s, lock, ttl_us, every_us](Extend outcome) {
+        // The seed's keepAlive: `if err != nil || ok == 0 { l.lost(); return }` — an error
+        // aborts the work too, since the lock may be gone. on_error "retry" is the other
+        // choice (named so in a variant): keep working and try again at the next tick.
+        bool abort_on_error = step_str(*p, s, "on_error", "abort") == "abort";
+        if (outcome == Extend::NotOurs) {
           abandon(*p, "lost " + lock + " (found out at the watchdog's extend)");
+          return;
+        }
+        if (outcome == Extend::Failed && abort_on_error) {
+          end_hold(*p, lock, "lost");
+          abandon(*p, "the watchdog's extend of " + lock + " failed: the lock may be gone");
           return;
         }
         arm_watchdog(*p, s, lock, ttl_us, every_us);
@@ -1014,13 +1241,17 @@ class Engine {
     auto fence = parse_int(fence_text);
     if (!fence) fail(field(s, "fence"), "\"" + fence_text + "\" is not an integer fence");
     std::string value = step_str(a, s, "value", a.name);
+    int64_t span = begin(ev(a, "resource_write", sid(s),
+                            res + " fence=" + std::to_string(*fence) + " value=" + value)
+                             .with(F::resource, res)
+                             .with(F::fence, *fence)
+                             .with(F::value, value));
     // The write travels to the database and back: a few ms, like a query.
     ActorRt* p = &a;
-    after(a, ms_to_us(2), [this, p, &s, k, res, f = *fence, value] {
+    after(a, ms_to_us(2), [this, p, &s, k, res, f = *fence, value, span] {
       Resource& r = resources_[res];
       bool accepted = !r.check || !r.any || f >= r.highest;
-      facts_.writes.push_back(Facts::Write{res, p->name, value, f, r.any ? r.highest : 0, accepted,
-                                           scheduler_.now_us()});
+      int64_t highest_before = r.any ? r.highest : 0;
       std::string text = res + " fence=" + std::to_string(f) + " value=" + value;
       if (accepted) {
         if (r.any && f < r.highest)
@@ -1032,7 +1263,12 @@ class Engine {
       } else {
         text += " rejected: fence " + std::to_string(f) + " < " + std::to_string(r.highest);
       }
-      emit(*p, accepted ? "resource_accept" : "resource_reject", sid(s), text);
+      end(ev(*p, accepted ? "resource_accept" : "resource_reject", sid(s), text)
+              .with(F::resource, res)
+              .with(F::fence, f)
+              .with(F::highest, highest_before)
+              .with(F::value, value),
+          span);
       save(*p, s, accepted ? "1" : "0");
       k();
     });
@@ -1046,7 +1282,8 @@ class Engine {
     bool same = true;
     int64_t max_attempts = 0;
     TimeUs think_us = 0;  // between the read and MULTI/EXEC: the application decides
-    size_t fact = 0;
+    int64_t attempts = 0;
+    int64_t span = 0;  // the current attempt's span: tx_attempt .. its outcome
   };
 
   void do_watch_tx(ActorRt& a, const Step& s, K k) {
@@ -1065,8 +1302,6 @@ class Engine {
         s.n("max_attempts") ? num(*s.n("max_attempts"), &a, field(s, "max_attempts")) : 0;
     if (st->max_attempts < 0) fail(field(s, "max_attempts"), "cannot be negative");
     st->think_us = ms_to_us(step_ms(a, s, "think_ms", 0));
-    st->fact = facts_.attempts.size();
-    facts_.attempts.push_back(Facts::Attempts{a.name, sid(s), 0, 0, false});
     tx_attempt(a, s, st, std::move(k));
   }
 
@@ -1074,42 +1309,46 @@ class Engine {
   void tx_attempt(ActorRt& a, const Step& s, std::shared_ptr<TxState> st, K k) {
     // "Unbounded" still ends: a run is bounded and a loop that never gives up is the lesson.
     static constexpr int64_t kUnboundedCap = 100000;
-    Facts::Attempts& f = facts_.attempts[st->fact];
-    f.attempts++;
-    int64_t attempt = f.attempts;
+    int64_t attempt = ++st->attempts;
     a.vars["attempts"] = std::to_string(attempt);
     ActorRt* p = &a;
     auto outcome = [this, p, &s, st, k, attempt](std::string what, std::string detail) {
-      Facts::Attempts& f2 = facts_.attempts[st->fact];
+      auto close = [&](const char* kind, std::string text) {
+        end(ev(*p, kind, sid(s), std::move(text), attempt - 1)
+                .with(F::outcome, what)
+                .with(F::tries, attempt),
+            st->span);
+      };
       if (what == "aborted") {
-        f2.aborted++;
-        emit(*p, "tx_aborted", sid(s), "EXEC aborted: a watched key changed (" + detail + ")",
-             attempt - 1);
+        close("tx_aborted", "EXEC aborted: a watched key changed (" + detail + ")");
         bool more = st->max_attempts == 0 ? attempt < kUnboundedCap : attempt < st->max_attempts;
         if (more) return tx_attempt(*p, s, st, k);
-        f2.gave_up = true;
-        emit(*p, "tx_gave_up", sid(s),
-             "redis: transaction failed after " + std::to_string(attempt) + " attempts",
-             attempt - 1);
+        // The application's own bound on its retry loop (go-redis' Watch never retries).
+        put(ev(*p, "tx_gave_up", sid(s),
+               "gave up after " + std::to_string(attempt) +
+                   " attempts (the application's own bound)",
+               attempt - 1)
+                .with(F::tries, attempt));
         save(*p, s, "gave_up");
         return k();
       }
       if (what == "committed") {
-        emit(*p, "tx_committed", sid(s), detail, attempt - 1);
+        close("tx_committed", detail);
         save(*p, s, "committed");
         record(*p, s, true);
         return k();
       }
       if (what == "skipped") {
-        emit(*p, "tx_skipped", sid(s), detail, attempt - 1);
+        close("tx_skipped", detail);
         save(*p, s, "skipped");
         return k();
       }
-      emit(*p, "tx_error", sid(s), detail, attempt - 1);
+      close("tx_error", detail);
       save(*p, s, detail);
       k();
     };
-    emit(a, "tx_attempt", sid(s), "attempt " + std::to_string(attempt), attempt - 1);
+    st->span = begin(ev(a, "tx_attempt", sid(s), "attempt " + std::to_string(attempt), attempt - 1)
+                         .with(F::tries, attempt));
     auto read_argv = command(s, st->read, "read");
     std::vector<Argv> exec_cmds;
     for (auto& line : st->exec) exec_cmds.push_back(command(s, line, "exec"));
@@ -1213,27 +1452,39 @@ class Engine {
     auto ps = std::make_unique<client::PubSub>(*a.client, sid(s), a.name);
     client::PubSub* raw = ps.get();
     a.pubsubs.push_back(std::move(ps));
-    TimeUs from = scheduler_.now_us();
-    TimeUs to = from + ms_to_us(for_ms);
-    for (auto& ch : channels)
-      facts_.listens.push_back(Facts::Listen{ch, a.name, "", false, from, to});
+    // A slow subscriber receives the way go-redis applications do, through PubSub.Channel():
+    // go-redis drains the socket into a 100-message Go channel and the application takes
+    // one message every handle_ms (sim/client/pubsub.h).
+    if (handle_ms > 0) {
+      client::ChannelOptions co;
+      co.handle_us = ms_to_us(handle_ms);
+      raw->channel(co);
+    }
+    // The actor means to listen to each channel for for_ms: a span per channel, ended when
+    // it stops (the messages it should have got are those published meanwhile).
+    auto listen_spans = std::make_shared<std::vector<std::pair<std::string, int64_t>>>();
+    for (auto& ch : channels) {
+      listen_spans->emplace_back(ch, begin(ev(a, "listen", sid(s), ch)
+                                               .with(F::channel, ch)
+                                               .with(F::method, "pubsub")
+                                               .with(F::for_us, ms_to_us(for_ms))));
+    }
     ActorRt* p = &a;
-    raw->on_message = [this, p](const client::Message& m) {
-      facts_.deliveries.push_back(
-          Facts::Delivery{m.channel, m.payload, p->name, "", scheduler_.now_us()});
-    };
     auto open = std::make_shared<bool>(true);
-    raw->subscribe(channels, guard1<Error>(a, [this, p, &s, k, raw, for_ms, open](Error e) {
-                     if (!e.ok()) emit(*p, "subscribe_failed", sid(s), e.text);
-                     after(*p, ms_to_us(for_ms), [raw, k, open] {
+    raw->subscribe(channels,
+                   guard1<Error>(a, [this, p, &s, k, raw, for_ms, open, listen_spans](Error e) {
+                     if (!e.ok())
+                       put(ev(*p, "subscribe_failed", sid(s), e.text)
+                               .with(F::error, e.text)
+                               .with(F::error_class, client::error_class(e.kind)));
+                     after(*p, ms_to_us(for_ms), [this, p, &s, raw, k, open, listen_spans] {
                        *open = false;
                        raw->close();
+                       for (auto& [ch, span] : *listen_spans)
+                         end(ev(*p, "listen_end", sid(s), ch).with(F::channel, ch), span);
                        k();
                      });
                    }));
-    // A slow reader takes handle_ms per message and reads the next one only then: what it
-    // has not read waits in the server's output buffer (client-output-buffer-limit pubsub).
-    if (handle_ms > 0) slow_reader(a, raw, ms_to_us(handle_ms), open);
   }
   void slow_reader(ActorRt& a, client::PubSub* raw, TimeUs every_us, std::shared_ptr<bool> open) {
     ActorRt* p = &a;
@@ -1259,14 +1510,21 @@ class Engine {
       if (int64_t(message.size()) < pad)
         message += " " + std::string(size_t(pad) - message.size() - 1, '.');
     }
-    size_t idx = facts_.publishes.size();
-    facts_.publishes.push_back(
-        Facts::Publish{channel, message, a.name, false, -1, scheduler_.now_us()});
+    int64_t span = begin(ev(a, "publish", sid(s), channel + ": " + trace_excerpt(message, 60))
+                             .with(F::channel, channel)
+                             .with(F::message, trace_excerpt(message))
+                             .with(F::method, "pubsub"));
     ActorRt* p = &a;
     a.client->do_command(ctx(a, s), {"PUBLISH", channel, message},
-                         guard1<Result>(a, [this, p, &s, k, idx](Result r) {
-                           if (r.ok() && r.reply.kind == Reply::Kind::Integer)
-                             facts_.publishes[idx].receivers = r.reply.integer;
+                         guard1<Result>(a, [this, p, &s, k, span](Result r) {
+                           TraceEvent e = ev(*p, "published", sid(s), reply_text(r));
+                           if (r.ok() && r.reply.kind == Reply::Kind::Integer) {
+                             e.with(F::receivers, r.reply.integer);
+                           } else if (!r.ok()) {
+                             e.with(F::error, r.error.text)
+                                 .with(F::error_class, client::error_class(r.error.kind));
+                           }
+                           end(std::move(e), span);
                            save(*p, s, reply_text(r));
                            k();
                          }));
@@ -1278,22 +1536,38 @@ class Engine {
     if (fields.size() % 2 != 0) fail(field(s, "fields"), "fields come in name/value pairs");
     Argv argv{"XADD", stream};
     if (s.n("maxlen")) {
-      argv.push_back("MAXLEN");
-      argv.push_back(std::to_string(num(*s.n("maxlen"), &a, field(s, "maxlen"))));
+      // MAXLEN n keeps the newest n entries; 0 means no trimming (not MAXLEN 0).
+      int64_t maxlen = num(*s.n("maxlen"), &a, field(s, "maxlen"));
+      if (maxlen < 0) fail(field(s, "maxlen"), "a stream length cannot be negative");
+      if (maxlen > 0) {
+        argv.push_back("MAXLEN");
+        argv.push_back(std::to_string(maxlen));
+      }
     }
     argv.push_back("*");
+    // The entry as the checks and the timeline name it: "field=value ..." (the same text as
+    // the consumer's side, entries() below).
     std::string message;
-    for (auto& f : fields) {
-      argv.push_back(f);
-      message += (message.empty() ? "" : " ") + f;
+    for (size_t i = 0; i < fields.size(); i++) {
+      argv.push_back(fields[i]);
+      if (i % 2 == 0) message += (message.empty() ? "" : " ") + fields[i];
+      else message += "=" + fields[i];
     }
-    size_t idx = facts_.publishes.size();
-    facts_.publishes.push_back(
-        Facts::Publish{stream, message, a.name, true, -1, scheduler_.now_us()});
+    int64_t span = begin(ev(a, "publish", sid(s), stream + ": " + trace_excerpt(message, 60))
+                             .with(F::channel, stream)
+                             .with(F::message, trace_excerpt(message))
+                             .with(F::method, "stream"));
     ActorRt* p = &a;
-    a.client->do_command(ctx(a, s), argv, guard1<Result>(a, [this, p, &s, k, idx](Result r) {
+    a.client->do_command(ctx(a, s), argv, guard1<Result>(a, [this, p, &s, k, span](Result r) {
+                           TraceEvent e = ev(*p, "published", sid(s), reply_text(r));
                            // A failed XADD added nothing (or we cannot know): not counted as sent.
-                           if (!r.ok()) facts_.publishes[idx].receivers = -2;
+                           if (!r.ok()) {
+                             e.with(F::error, r.error.text)
+                                 .with(F::error_class, client::error_class(r.error.kind));
+                           } else {
+                             e.with(F::id, reply_text(r));
+                           }
+                           end(std::move(e), span);
                            save(*p, s, reply_text(r));
                            k();
                          }));
@@ -1306,7 +1580,9 @@ class Engine {
     for (const Reply& e : list.elements) {
       if (e.kind != Reply::Kind::Array || e.elements.size() != 2) continue;
       std::string text;
-      for (const Reply& f : e.elements[1].elements) text += (text.empty() ? "" : " ") + f.str;
+      const auto& fv = e.elements[1].elements;
+      for (size_t i = 0; i < fv.size(); i++)
+        text += i % 2 == 0 ? (text.empty() ? "" : " ") + fv[i].str : "=" + fv[i].str;
       out.emplace_back(e.elements[0].str, text);
     }
     return out;
@@ -1317,9 +1593,11 @@ class Engine {
                        const std::vector<std::pair<std::string, std::string>>& got, bool ack, K k) {
     if (got.empty()) return k();
     for (auto& [id, text] : got) {
-      facts_.deliveries.push_back(
-          Facts::Delivery{stream, text, a.name, group, scheduler_.now_us()});
-      emit(a, "stream_message", sid(s), stream + " " + id + " " + text);
+      put(ev(a, "stream_message", sid(s), stream + " " + id + " " + trace_excerpt(text, 60))
+              .with(F::channel, stream)
+              .with(F::id, id)
+              .with(F::message, trace_excerpt(text))
+              .with(F::group, group));
     }
     if (!ack) return k();
     Argv x{"XACK", stream, group};
@@ -1331,14 +1609,30 @@ class Engine {
     std::string stream = step_str(a, s, "stream");
     std::string group = step_str(a, s, "group");
     std::string consumer = step_str(a, s, "consumer", a.name);
-    TimeUs until = scheduler_.now_us() + ms_to_us(step_ms(a, s, "for_ms", 0));
-    facts_.listens.push_back(
-        Facts::Listen{stream, a.name, group, true, scheduler_.now_us(), until});
+    std::string mode = step_str(a, s, "mode", "group");
+    if (mode != "group" && mode != "latest")
+      fail(field(s, "mode"), "\"" + mode + "\": expected group or latest");
+    // "latest" is the classic mistake: XREAD BLOCK ... STREAMS s $ each time, so whatever
+    // arrived while the consumer was not blocked in XREAD is never read. It listens as itself.
+    if (mode == "latest") group.clear();
+    int64_t for_ms = step_ms(a, s, "for_ms", 0);
+    TimeUs until = scheduler_.now_us() + ms_to_us(for_ms);
+    int64_t span = begin(ev(a, "listen", sid(s),
+                            stream + (group.empty() ? " (new entries only)" : " group " + group))
+                             .with(F::channel, stream)
+                             .with(F::group, group)
+                             .with(F::method, "stream")
+                             .with(F::for_us, ms_to_us(for_ms)));
     ActorRt* p = &a;
+    K done = [this, p, &s, stream, span, k] {
+      end(ev(*p, "listen_end", sid(s), stream).with(F::channel, stream), span);
+      k();
+    };
+    if (mode == "latest") return consume_loop(a, s, stream, "", consumer, until, done);
     a.client->do_command(
         ctx(a, s), {"XGROUP", "CREATE", stream, group, "0", "MKSTREAM"},
-        guard1<Result>(a, [this, p, &s, k, stream, group, consumer, until](Result) {
-          consume_loop(*p, s, stream, group, consumer, until, k);
+        guard1<Result>(a, [this, p, &s, done, stream, group, consumer, until](Result) {
+          consume_loop(*p, s, stream, group, consumer, until, done);
         }));
   }
   void consume_loop(ActorRt& a, const Step& s, const std::string& stream, const std::string& group,
@@ -1349,19 +1643,24 @@ class Engine {
     int64_t block = step_ms(a, s, "block_ms", 1000);
     // Do not block past the end of the listening window.
     block = std::max<int64_t>(1, std::min<int64_t>(block, (until - now) / 1000));
-    bool ack = s.f("ack", true);
+    bool ack = s.f("ack", true) && !group.empty();
     ActorRt* p = &a;
+    Argv read = group.empty()
+                    ? Argv{"XREAD", "COUNT", std::to_string(count), "BLOCK", std::to_string(block),
+                           "STREAMS", stream, "$"}
+                    : Argv{"XREADGROUP", "GROUP", group, consumer, "COUNT", std::to_string(count),
+                           "BLOCK", std::to_string(block), "STREAMS", stream, ">"};
     a.client->do_command(
-        ctx(a, s),
-        {"XREADGROUP", "GROUP", group, consumer, "COUNT", std::to_string(count), "BLOCK",
-         std::to_string(block), "STREAMS", stream, ">"},
+        ctx(a, s), std::move(read),
         guard1<Result>(a, [this, p, &s, k, stream, group, consumer, until, ack](Result r) {
           auto again = [this, p, &s, k, stream, group, consumer, until] {
             consume_loop(*p, s, stream, group, consumer, until, k);
           };
           if (!r.ok()) {
             // The worker loop of the seeds: log, back off, read again from where the group is.
-            emit(*p, "consume_error", sid(s), r.error.text);
+            put(ev(*p, "consume_error", sid(s), r.error.text)
+                    .with(F::error, r.error.text)
+                    .with(F::error_class, client::error_class(r.error.kind)));
             return after(*p, ms_to_us(100), again);
           }
           std::vector<std::pair<std::string, std::string>> got;
@@ -1394,7 +1693,9 @@ class Engine {
         }));
   }
 
-  void do_repeat(ActorRt& a, const Step& s, int64_t i, K k) {
+  // k is shared, not copied: each iteration's continuation holds a pointer to it, so the
+  // cost of an iteration does not grow with the nesting depth of the loops around it.
+  void do_repeat(ActorRt& a, const Step& s, int64_t i, std::shared_ptr<const K> k) {
     int64_t times = num(*s.n("times"), &a, field(s, "times"));
     if (times < 0 || times > 1000000) fail(field(s, "times"), "expected 0 to 1000000 repetitions");
     if (i == 1) {
@@ -1403,15 +1704,15 @@ class Engine {
       std::optional<std::string> saved;
       if (prev != a.vars.end()) saved = prev->second;
       ActorRt* p = &a;
-      k = [p, saved, k = std::move(k)] {
+      k = std::make_shared<const K>([p, saved, k] {
         if (saved)
           p->vars["i"] = *saved;
         else
           p->vars.erase("i");
-        k();
-      };
+        (*k)();
+      });
     }
-    if (i > times) return k();
+    if (i > times) return (*k)();
     int64_t every = step_ms(a, s, "every_ms", 0);
     TimeUs started = scheduler_.now_us();
     a.vars["i"] = std::to_string(i);
@@ -1444,8 +1745,9 @@ class Engine {
     }
   }
 
-  void fault_event(const std::string& who, const std::string& text) {
-    trace_.append(TraceEvent{scheduler_.now_us(), "fault", who, -1, -1, -1, text});
+  // A fault's event on the lane of what it hits (a client process, a server).
+  TraceEvent fault_ev(const std::string& who, const std::string& text, const std::string& fault) {
+    return TraceEvent{scheduler_.now_us(), "fault", who, -1, -1, -1, text}.with(F::fault, fault);
   }
 
   void fire(const FaultDef& f) {
@@ -1455,6 +1757,7 @@ class Engine {
     int64_t by_ms = f.by_ms ? num(*f.by_ms, nullptr, w_by) : 0;
     by_ms = by_ms < 0 ? -scaled_ms(-by_ms) : scaled_ms(by_ms);
     std::string why = f.why.get(opt_.lang);
+    std::string because = why.empty() ? "" : ": " + why;
     auto hosts = [&] {
       std::vector<std::string> out;
       for (ActorRt* a : actors_named(f.actor))
@@ -1465,76 +1768,150 @@ class Engine {
     if (f.op == "pause") {
       for (ActorRt* a : actors_named(f.actor)) {
         if (a->process->paused()) continue;
-        fault_event(a->process->name(),
-                    "pause for " + format_time(for_us) + (why.empty() ? "" : ": " + why));
-        a->process->pause_for(for_us);
         std::string name = a->process->name();
-        scheduler_.schedule_after(for_us, [this, name] { fault_event(name, "resume"); });
+        int64_t span = begin(fault_ev(name, "pause for " + format_time(for_us) + because, "pause")
+                                 .with(F::for_us, for_us)
+                                 .with(F::reason, why));
+        a->process->pause_for(for_us);
+        scheduler_.schedule_after(for_us, [this, name, span] {
+          end(fault_ev(name, "resume", "resume"), span);
+        });
       }
     } else if (f.op == "disconnect") {
       for (const std::string& h : hosts()) {
-        fault_event(h, "connections dropped" + (why.empty() ? "" : ": " + why));
+        put(fault_ev(h, "connections dropped" + because, "disconnect").with(F::reason, why));
         for (net::ConnId c : fabric_->connections_of(h)) fabric_->disconnect(c);
       }
     } else if (f.op == "refuse" || f.op == "partition") {
       for (const std::string& h : hosts()) {
         bool refuse = f.op == "refuse";
-        fault_event(h, std::string(refuse ? "new connections refused" : "partitioned from ") +
-                           (refuse ? " by " : "") + f.server + " for " + format_time(for_us) +
-                           (why.empty() ? "" : ": " + why));
+        int64_t span = begin(
+            fault_ev(h,
+                     std::string(refuse ? "new connections refused" : "partitioned from ") +
+                         (refuse ? " by " : "") + f.server + " for " + format_time(for_us) +
+                         because,
+                     f.op)
+                .with(F::server, f.server)
+                .with(F::for_us, for_us)
+                .with(F::reason, why));
         if (refuse)
           fabric_->set_refused(h, f.server, true);
         else
           fabric_->set_partition(h, f.server, true);
         std::string server = f.server;
-        scheduler_.schedule_after(for_us, [this, h, server, refuse] {
+        scheduler_.schedule_after(for_us, [this, h, server, refuse, span] {
           if (refuse)
             fabric_->set_refused(h, server, false);
           else
             fabric_->set_partition(h, server, false);
-          fault_event(h, refuse ? "connections accepted again" : "partition healed");
+          end(fault_ev(h, refuse ? "connections accepted again" : "partition healed",
+                       refuse ? "refuse_end" : "partition_end")
+                  .with(F::server, server),
+              span);
         });
       }
     } else if (f.op == "latency") {
       if (by_ms < 0) fail(w_by, "extra latency cannot be negative (" + std::to_string(by_ms) + ")");
       for (const std::string& h : hosts()) {
-        fault_event(h, "+" + std::to_string(by_ms) + " ms latency on its open connections" +
-                           (for_us > 0 ? " for " + format_time(for_us) : std::string()));
+        TraceEvent e = fault_ev(h,
+                                "+" + std::to_string(by_ms) + " ms latency on its open connections" +
+                                    (for_us > 0 ? " for " + format_time(for_us) : std::string()),
+                                "latency")
+                           .with(F::by_us, ms_to_us(by_ms))
+                           .with(F::for_us, for_us);
+        int64_t span = 0;
+        if (for_us > 0)
+          span = begin(std::move(e));
+        else
+          put(std::move(e));
         std::vector<net::ConnId> conns = fabric_->connections_of(h);
         for (net::ConnId c : conns) fabric_->set_extra_latency(c, ms_to_us(by_ms));
         if (for_us > 0)
-          scheduler_.schedule_after(for_us, [this, h, conns] {
+          scheduler_.schedule_after(for_us, [this, h, conns, span] {
             for (net::ConnId c : conns) fabric_->set_extra_latency(c, 0);
-            fault_event(h, "extra latency removed");
+            end(fault_ev(h, "extra latency removed", "latency_end"), span);
           });
       }
     } else if (f.op == "clock_jump") {
-      fault_event(f.server, "clock jumps by " + std::to_string(by_ms) + " ms");
+      put(fault_ev(f.server, "clock jumps by " + std::to_string(by_ms) + " ms", "clock_jump")
+              .with(F::server, f.server)
+              .with(F::by_us, ms_to_us(by_ms)));
       backend_->jump_clock(f.server, ms_to_us(by_ms));
     } else if (f.op == "restart") {
-      fault_event(f.server, "restart: data and script cache lost");
+      put(fault_ev(f.server, "restart: data and script cache lost", "restart")
+              .with(F::server, f.server));
       backend_->restart(f.server);
     } else if (f.op == "script_flush") {
-      fault_event(f.server, "SCRIPT FLUSH");
+      put(fault_ev(f.server, "SCRIPT FLUSH", "script_flush").with(F::server, f.server));
       backend_->server_command(f.server, {"SCRIPT", "FLUSH"});
     } else if (f.op == "stall") {
       // DEBUG SLEEP takes seconds; whole milliseconds are written exactly.
       int64_t ms = for_us / 1000;
       std::string secs =
           std::to_string(ms / 1000) + "." + std::to_string(1000 + ms % 1000).substr(1);
-      fault_event(f.server, "stalls for " + format_time(for_us));
+      put(fault_ev(f.server, "stalls for " + format_time(for_us), "stall")
+              .with(F::server, f.server)
+              .with(F::for_us, for_us));
       backend_->server_command(f.server, {"DEBUG", "SLEEP", secs});
     }
   }
 
+  // Notes at a time are scheduled; notes about an event wait for it (on_trace_event).
   void schedule_narration() {
-    for (const Note& n : sc_.narration) {
+    for (size_t i = 0; i < sc_.narration.size(); i++) {
+      const Note& n = sc_.narration[i];
       if (n.when && !test(*n.when, nullptr, Where{n.where.pos, n.where.path + ".when"})) continue;
+      auto tpl = n.templates.find(opt_.lang);
+      if (tpl == n.templates.end()) tpl = n.templates.find("en");
+      if (tpl == n.templates.end()) tpl = n.templates.begin();
+      // The story's own numbers (the file's, not scaled by --time-scale).
+      std::string text = tpl == n.templates.end()
+                             ? n.text.get(opt_.lang)
+                             : eval(tpl->second, nullptr, Where{n.where.pos, n.where.path + ".text"});
+      int64_t index = static_cast<int64_t>(i);
+      if (n.on) {
+        TimeUs after =
+            ms_to_us(dur_ms(n.after_ms, nullptr, Where{n.where.pos, n.where.path + ".after_ms"}));
+        anchored_by_kind_[n.on->kind].push_back(anchored_.size());
+        anchored_.push_back(AnchoredNote{&n, index, std::move(text), 0, after});
+        continue;
+      }
       TimeUs at = ms_to_us(dur_ms(n.at_ms, nullptr, Where{n.where.pos, n.where.path + ".at_ms"}));
-      std::string text = n.text.get(opt_.lang);
-      scheduler_.schedule_at(at, [this, text] {
-        trace_.append(TraceEvent{scheduler_.now_us(), "narration", "", -1, -1, -1, text});
-      });
+      scheduler_.schedule_at(at, [this, text, index] { narrate(text, index); });
+    }
+  }
+  void narrate(const std::string& text, int64_t index) {
+    put(TraceEvent{scheduler_.now_us(), "narration", "", -1, -1, -1, text}.with(F::note, index));
+  }
+  // Every trace event passes here while the run goes on: the live view sees it, and notes
+  // anchored to it are told (right after it, or after_ms later).
+  void on_trace_event(const TraceEvent& e) {
+    if (opt_.on_event) opt_.on_event(e);
+    if (anchored_.empty() || e.kind == "narration") return;
+    // One lookup per event: only the notes waiting for this kind are looked at.
+    auto waiting = anchored_by_kind_.find(e.kind);
+    if (waiting == anchored_by_kind_.end()) return;
+    std::vector<size_t> due;
+    for (size_t i : waiting->second) {
+      AnchoredNote& a = anchored_[i];
+      const NoteAnchor& on = *a.note->on;
+      if (a.seen < 0) continue;
+      if (!on.actor.empty() && e.actor != on.actor) continue;
+      if (!on.key.empty() && e.str_or(F::key) != on.key && e.str_or(F::lock) != on.key) continue;
+      if (!on.value.empty() && e.str_or(F::value) != on.value) continue;
+      if (++a.seen == on.nth) due.push_back(i);
+    }
+    // `e` may move once a note is appended: it is not used below.
+    for (size_t i : due) {
+      AnchoredNote& a = anchored_[i];
+      a.seen = -1;  // told once
+      if (a.after_us == 0) {
+        narrate(a.text, a.index);
+      } else {
+        std::string text = a.text;
+        int64_t index = a.index;
+        scheduler_.schedule_after(a.after_us, [this, text, index] { narrate(text, index); });
+      }
     }
   }
 
@@ -1551,26 +1928,54 @@ class Engine {
           else
             expected.erase(k);
         }
+    // The checks judge from the trace, through its one reader.
+    TraceIndex index(trace_);
     for (const CheckDef& def : sc_.checks) {
       CheckArgs args;
       for (auto& [k, t] : def.args) args.text[k] = str(t, nullptr, def.where);
       for (auto& [k, e] : def.numbers) args.number[k] = num(e, nullptr, def.where);
-      CheckResult r = run_check(def.check, args, result_.facts, trace_);
+      CheckResult r = run_check(def.check, args, index);
       r.name = def.name;
       if (auto it = expected.find(def.name); it != expected.end()) {
         r.expected = it->second;
-        if (r.ok != it->second) result_.expectation_met = false;
+        // A check with nothing to judge from meets no expectation: the file must withdraw
+        // it (null) where it cannot be judged, rather than count "nothing happened" as held.
+        if (r.backend_lacks)
+          result_.not_judged_here.push_back(def.name);
+        else if (r.ok != it->second || !r.judged)
+          result_.expectation_met = false;
       }
-      trace_.append(TraceEvent{result_.end_us, "check", "", -1, -1, -1,
-                               def.name + ": " + (r.ok ? "holds" : "violated") + ": " + r.summary});
+      // Every verdict and every violation is part of the trace, exactly as judged, so a
+      // reopened trace shows what the live run showed.
+      for (const Violation& v : r.violations)
+        put(TraceEvent{result_.end_us, "violation", "", -1, -1, -1, v.text}
+                .with(F::check, def.name)
+                .with(F::from_us, v.from_us)
+                .with(F::to_us, v.to_us)
+                .with(F::who, v.who));
+      TraceEvent e{result_.end_us, "check", "", -1, -1, -1, r.summary};
+      e.with(F::check, def.name)
+          .with(F::check_kind, def.check)
+          .with(F::ok, r.ok ? 1 : 0)
+          .with(F::violations, static_cast<int64_t>(r.violations.size()));
+      if (r.expected) e.with(F::expected, *r.expected ? 1 : 0);
+      if (!r.judged) e.with(F::reason, r.backend_lacks ? "not judged on this backend" : "not judged");
+      put(std::move(e));
       result_.checks.push_back(std::move(r));
     }
+    std::string verdict = result_.expectation_met ? "met" : "not met";
+    if (!result_.not_judged_here.empty()) {
+      verdict += " on the checks this backend can judge (not judged here:";
+      for (const std::string& n : result_.not_judged_here) verdict += " " + n;
+      verdict += ")";
+    }
+    put(TraceEvent{result_.end_us, "expectation", "", -1, -1, -1, verdict}
+            .with(F::met, result_.expectation_met ? 1 : 0));
   }
 
   const Scenario& sc_;
   RunOptions opt_;
   RunResult result_;
-  Facts facts_;
   Trace trace_;
   Scheduler scheduler_;
   // The backend outlives the clients below (declared first, destroyed last).
@@ -1584,6 +1989,22 @@ class Engine {
   std::vector<std::unique_ptr<ActorRt>> actors_;
   std::map<const Step*, int64_t> step_ids_;
   int64_t next_step_id_ = 0;
+  struct AnchoredNote {
+    const Note* note;
+    int64_t index;
+    std::string text;
+    int64_t seen;  // matching events so far; -1 once told
+    TimeUs after_us;
+  };
+  std::vector<AnchoredNote> anchored_;
+  std::unordered_map<std::string, std::vector<size_t>> anchored_by_kind_;  // kind -> notes
+  // Bounds of the run (RunOptions): steps run so far, the last one (named when a bound stops
+  // the run), and which bound stopped it.
+  uint64_t exec_serial_ = 0;
+  uint64_t steps_run_ = 0;
+  const Step* last_step_ = nullptr;
+  const char* bound_reason_ = nullptr;
+  std::string lua_bound_sha_;  // the script running when lua_instructions_max was reached
 };
 
 }  // namespace

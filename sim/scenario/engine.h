@@ -5,8 +5,9 @@
 // builds a scheduler, the fake servers, the simulated network, one client process per actor
 // (or one shared by the actors of a shared client), interprets every actor's steps in
 // continuation style, fires the scheduled faults, stops at the scenario's duration, and then
-// evaluates the checks over what the actors believed and did (Facts). The trace is the one
-// product; the check verdicts are also written into it, so a saved trace replays with them.
+// judges the checks from the trace (checks.h, through sim/core/trace_index.h). The trace is
+// the one product; every verdict and violation is also written into it, so a saved trace
+// shows exactly what the run showed.
 #pragma once
 
 #include <atomic>
@@ -29,7 +30,17 @@ struct RunOptions {
   std::map<std::string, int64_t> set;          // overrides of the parameters' defaults
   std::map<std::string, std::string> scripts;  // script name -> replacement source (exercises)
   std::string lang = "en";
-  uint64_t events_max = 5'000'000;
+  // Bounds of one run (docs: scenarios/README.md, "Limits"). A run that reaches one stops
+  // there: RunResult::bound says which, located at the step that ran last.
+  uint64_t events_max = 5'000'000;            // scheduler events (timers, deliveries, ...)
+  uint64_t steps_max = 10'000'000;            // steps run, all actors together
+  size_t trace_events_max = 2'000'000;        // events in the trace
+  size_t trace_bytes_max = size_t(64) << 20;  // the trace's memory, estimated
+  // Lua VM instructions the fake's scripts run, all scripts of the run together (counted
+  // every 1000; sim/fake/lua_budget.h): a script that never ends stops the run here. 5e7 is
+  // about 0.25 s of CPU and 1 s of the fake server's virtual time (20 ns an instruction);
+  // the seeds' scripts take about 20 instructions a call.
+  uint64_t lua_instructions_max = 50'000'000;
   // A live view: sees every trace event as the run appends it, on the engine's thread.
   std::function<void(const TraceEvent&)> on_event;
 
@@ -45,67 +56,13 @@ struct RunOptions {
   bool allow_server_faults = false;
   // Set from another thread to end a real run early, as if its duration had been reached.
   const std::atomic<bool>* cancel = nullptr;
-};
-
-// What the actors believed and did, the raw material of the checks.
-struct Facts {
-  struct Hold {  // an actor believed it held a lock from..to
-    std::string lock, actor, token;
-    TimeUs from_us = 0, to_us = 0;
-    std::string ended;  // "released", "lost", "abandoned", "actor ended", "run ended"
-  };
-  struct Acquire {  // a successful acquisition, as the server granted it
-    std::string lock, actor, token;
-    TimeUs at_us = 0;
-  };
-  struct Release {
-    std::string lock, actor, method;
-    TimeUs at_us = 0;
-    bool deleted = false;  // the server removed a key
-  };
-  struct Write {
-    std::string resource, actor, value;
-    int64_t fence = 0;
-    int64_t highest_before = 0;  // the highest fence the resource had accepted before
-    bool accepted = false;
-    TimeUs at_us = 0;
-  };
-  struct Publish {
-    std::string channel, message, actor;
-    bool stream = false;
-    int64_t receivers = -1;  // PUBLISH's reply; -1 unknown (failed, or a stream)
-    TimeUs at_us = 0;
-  };
-  struct Listen {  // a subscriber (or stream consumer) listening to a channel from..to
-    std::string channel, actor, group;  // group: streams, where any consumer of it counts
-    bool stream = false;
-    TimeUs from_us = 0, to_us = 0;
-  };
-  struct Delivery {
-    std::string channel, message, actor, group;
-    TimeUs at_us = 0;
-  };
-  struct Attempts {
-    std::string actor;
-    int64_t step = -1;
-    int64_t attempts = 0;
-    int64_t aborted = 0;
-    bool gave_up = false;
-  };
-  struct Record {
-    std::string name, actor;
-    TimeUs at_us = 0;
-  };
-  std::vector<Hold> holds;
-  std::vector<Acquire> acquires;
-  std::vector<Release> releases;
-  std::vector<Write> writes;
-  std::map<std::string, std::vector<int64_t>> issued_fences;  // lock -> fences handed out
-  std::vector<Publish> publishes;
-  std::vector<Listen> listens;
-  std::vector<Delivery> deliveries;
-  std::vector<Attempts> attempts;
-  std::vector<Record> records;
+  // Tests: at each of these times, on_probe sees every server's own keyspace (where the
+  // backend can show it) and the trace's length then, so the trace can be held against the
+  // truth at that exact position.
+  std::vector<TimeUs> probe_times_us;
+  std::function<void(TimeUs at_us, size_t trace_events, const std::string& server,
+                     const std::vector<KeyState>& keyspace)>
+      on_probe;
 };
 
 struct Violation {
@@ -122,19 +79,30 @@ struct CheckResult {
   std::vector<Violation> violations;
   std::string summary;           // one line for ok and for violated
   std::optional<bool> expected;  // what the expectation for this variant says, if anything
+  // false: the trace had nothing to judge this check from (no such events, or it needs the
+  // server's own events and the run was on a real server); ok is then true and the summary
+  // says why. A grader never counts an unjudged check as passed.
+  bool judged = true;
+  // Not judged because this backend cannot record what the check needs (the server's own key
+  // events on a real server): the expectation is then judged on the other checks.
+  bool backend_lacks = false;
 };
 
 struct RunResult {
   Trace trace;
-  Facts facts;
   std::vector<CheckResult> checks;
   std::map<std::string, std::string> variant;  // every variant, resolved
   std::map<std::string, int64_t> params;       // every parameter, resolved
   std::vector<std::string> actors;             // actor instances, in lane order
   bool expectation_met = true;
+  // Checks the expectation names that this backend could not judge (left out of it).
+  std::vector<std::string> not_judged_here;
   TimeUs end_us = 0;
   uint64_t events = 0;
   bool bound_hit = false;
+  // When a bound stopped the run: one line, located at the step that ran last
+  // ("x.json:12:7: actors[0].steps[1]: the run reached its bound of ... at 2.3 s").
+  std::string bound;
   // A real server that died or stopped answering during the run (Backend::trouble()); the
   // verdicts are then about a broken run. "" if none.
   std::string backend_trouble;

@@ -1,8 +1,14 @@
+// See export.h. Spans come from the trace's own span ids (through TraceIndex): a span that
+// began and ended is a complete event ("X") named after the event that began it; a span
+// still open at the end runs to the end of the trace; everything else is an instant event.
+// Typed fields go into args, so a viewer shows the lock, the key, the argv, ...
 #include "sim/scenario/export.h"
 
 #include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
+
+#include "sim/core/trace_index.h"
 
 namespace redlab::scenario {
 
@@ -10,9 +16,40 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+ojson args_of(const TraceEvent& e) {
+  ojson args = ojson::object();
+  if (!e.text.empty()) args["text"] = e.text;
+  if (e.step >= 0) args["step"] = e.step;
+  if (e.attempt >= 0) args["attempt"] = e.attempt;
+  if (e.connection >= 0) args["connection"] = e.connection;
+  for (const TraceField& f : e.fields) {
+    const std::string key(field_info(f.key).name);
+    if (const int64_t* n = std::get_if<int64_t>(&f.value))
+      args[key] = *n;
+    else if (const std::string* s = std::get_if<std::string>(&f.value))
+      args[key] = *s;
+    else
+      args[key] = std::get<std::vector<std::string>>(f.value);
+  }
+  return args;
+}
+
+// A span's name: what began it, with its most telling field.
+std::string span_name(const TraceEvent& e) {
+  if (const auto* argv = e.list(F::argv); argv && !argv->empty() && e.kind == "command")
+    return (*argv)[0];
+  if (const std::string* lock = e.str(F::lock)) {
+    if (e.kind == "lock_acquired") return "holds " + *lock;
+    return e.kind + " " + *lock;
+  }
+  if (const std::string* cmd = e.str(F::cmd)) return *cmd;
+  return e.kind;
+}
+
 }  // namespace
 
 std::string chrome_trace_json(const Trace& trace) {
+  TraceIndex ix(trace);
   ojson events = ojson::array();
   {
     ojson m;
@@ -37,106 +74,45 @@ std::string chrome_trace_json(const Trace& trace) {
     }
     return it->second;
   };
-  auto complete = [&](const std::string& actor, const std::string& name, const std::string& cat,
-                      TimeUs from, TimeUs to, const std::string& detail) {
-    ojson e;
-    e["name"] = name;
-    e["cat"] = cat;
-    e["ph"] = "X";
-    e["ts"] = from;
-    e["dur"] = std::max<TimeUs>(to - from, 1);
-    e["pid"] = 1;
-    e["tid"] = tid(actor);
-    if (!detail.empty()) e["args"]["detail"] = detail;
-    events.push_back(e);
-  };
-  // Open spans: (actor, connection) -> command; actor -> work/sleep; (actor, lock) -> hold.
-  std::map<std::pair<std::string, int64_t>, std::vector<const TraceEvent*>> commands;
-  std::map<std::string, const TraceEvent*> waits;
-  std::map<std::pair<std::string, std::string>, const TraceEvent*> holds;
-  // "lock:job:42 token=..." and "lock:job:42: extend returned 0" both name lock:job:42.
-  auto lock_of = [](const std::string& text) {
-    std::string lock = text.substr(0, text.find(' '));
-    if (!lock.empty() && lock.back() == ':') lock.pop_back();
-    return lock;
-  };
-  const auto& all = trace.events();
-  for (const TraceEvent& e : all) {
-    tid(e.actor);
-    if (e.kind == "command") {
-      commands[{e.actor, e.connection}].push_back(&e);
+  // Lanes first, in the trace's order: actors, then servers.
+  for (const std::string& a : ix.actors()) tid(a);
+  for (const std::string& s : ix.servers()) tid(s);
+  for (size_t i = 0; i < ix.size(); i++) {
+    const TraceEvent& e = ix.event(i);
+    ojson x;
+    if (e.span > 0 || e.kind == "served" || e.kind == "backoff") {
+      // A span: to its end event, or a duration the event carries (the server's service
+      // time, a backoff), or to the end of the trace if it never ended.
+      TimeUs to = ix.end_us();
+      size_t end = ix.end_of(i);
+      if (end != kNoEvent)
+        to = ix.event(end).time_us;
+      else if (const int64_t* d = e.num(F::duration_us); d && e.span == 0)
+        to = e.time_us + *d;
+      x["name"] = span_name(e);
+      x["cat"] = e.kind;
+      x["ph"] = "X";
+      x["ts"] = e.time_us;
+      x["dur"] = std::max<TimeUs>(to - e.time_us, 1);
+      x["pid"] = 1;
+      x["tid"] = tid(e.actor);
+      ojson args = args_of(e);
+      if (end != kNoEvent) args["end"] = ix.event(end).kind;
+      if (!args.empty()) x["args"] = args;
+      events.push_back(x);
       continue;
     }
-    if (e.kind == "reply" || e.kind == "read_timeout" || e.kind == "eof") {
-      auto it = commands.find({e.actor, e.connection});
-      if (it != commands.end() && !it->second.empty()) {
-        const TraceEvent* c = it->second.front();
-        it->second.erase(it->second.begin());
-        complete(e.actor, c->text, "command", c->time_us, e.time_us, e.kind + ": " + e.text);
-        if (e.kind == "reply") continue;
-      }
-    }
-    if (e.kind == "work" || e.kind == "sleep") {
-      waits[e.actor] = &e;
-      continue;
-    }
-    if ((e.kind == "work_done" || e.kind == "sleep_done") && waits.count(e.actor)) {
-      const TraceEvent* w = waits[e.actor];
-      complete(e.actor, w->kind + " " + w->text, w->kind, w->time_us, e.time_us, "");
-      waits.erase(e.actor);
-      continue;
-    }
-    if (e.kind == "lock_acquired") holds[{e.actor, lock_of(e.text)}] = &e;
-    if (e.kind == "lock_released" || e.kind == "lock_lost" || e.kind == "lock_release_failed") {
-      auto it = holds.find({e.actor, lock_of(e.text)});
-      if (it != holds.end()) {
-        complete(e.actor, "holds " + it->first.second, "lock", it->second->time_us, e.time_us,
-                 e.kind);
-        holds.erase(it);
-      }
-    }
-    if (e.kind == "actor_end") {
-      for (auto it = holds.begin(); it != holds.end();) {
-        if (it->first.first == e.actor) {
-          complete(e.actor, "holds " + it->first.second, "lock", it->second->time_us, e.time_us,
-                   "actor ended");
-          it = holds.erase(it);
-        } else {
-          ++it;
-        }
-      }
-    }
-    ojson i;
-    i["name"] = e.kind;
-    i["cat"] = "event";
-    i["ph"] = "i";
-    i["s"] = "t";
-    i["ts"] = e.time_us;
-    i["pid"] = 1;
-    i["tid"] = tid(e.actor);
-    if (!e.text.empty()) i["args"]["text"] = e.text;
-    if (e.step >= 0) i["args"]["step"] = e.step;
-    if (e.attempt >= 0) i["args"]["attempt"] = e.attempt;
-    if (e.connection >= 0) i["args"]["connection"] = e.connection;
-    events.push_back(i);
+    x["name"] = e.kind;
+    x["cat"] = "event";
+    x["ph"] = "i";
+    x["s"] = "t";
+    x["ts"] = e.time_us;
+    x["pid"] = 1;
+    x["tid"] = tid(e.actor);
+    ojson args = args_of(e);
+    if (!args.empty()) x["args"] = args;
+    events.push_back(x);
   }
-  TimeUs end = all.empty() ? 0 : all.back().time_us;
-  // Commands that never got a reply (SUBSCRIBE, a call cut by the end of the run): markers.
-  for (auto& [key, list] : commands)
-    for (const TraceEvent* c : list) {
-      ojson i;
-      i["name"] = c->text;
-      i["cat"] = "command";
-      i["ph"] = "i";
-      i["s"] = "t";
-      i["ts"] = c->time_us;
-      i["pid"] = 1;
-      i["tid"] = tid(key.first);
-      i["args"]["detail"] = "no reply";
-      events.push_back(i);
-    }
-  for (auto& [key, h] : holds)
-    complete(key.first, "holds " + key.second, "lock", h->time_us, end, "run ended");
   ojson doc;
   doc["traceEvents"] = events;
   doc["displayTimeUnit"] = "ms";

@@ -39,10 +39,26 @@ class Expr {
   bool is_constant() const;
   const std::string& source() const { return source_; }
 
-  struct Node;
+  // Bounds of the value for names within known ranges (interval arithmetic), for limits
+  // checked at load time: [lo, hi] contains every value eval() can return without an error.
+  // nullopt when a name has no known range (`range_of` returns nullopt) or a bound does not
+  // fit int64.
+  struct Range {
+    int64_t lo = 0, hi = 0;
+  };
+  using RangeOf = std::function<std::optional<Range>(std::string_view name)>;
+  std::optional<Range> range(const RangeOf& range_of) const;
+
+  // Parentheses and unary minuses nest this deep at most (a located load error past it).
+  static constexpr int kDepthMax = 32;
+
+  // The compiled form: a postfix program run on a value stack, so neither evaluating nor
+  // destroying an expression recurses (a 50,000-term "1+1+...+1" is a flat loop).
+  struct Op;
+  struct Program;
 
  private:
-  std::shared_ptr<const Node> root_;
+  std::shared_ptr<const Program> code_;  // shared: Exprs are copied freely
   std::string source_;
 };
 
@@ -69,25 +85,25 @@ class Template {
 
 class Cond {
  public:
-  // Terms joined by " and ": NAME=VALUE, NAME!=VALUE, NAME<VALUE, NAME<=VALUE, NAME>VALUE,
-  // NAME>=VALUE. For = and != VALUE is a literal (an integer or a bare word); for the
-  // ordering operators it is an integer or a known name, compared by its value. = and !=
-  // compare numerically when both sides are integers, as text otherwise; the ordering
-  // operators need integers. An empty condition is true.
+  // Terms joined by " and " and " or " ("and" binds tighter): NAME=VALUE and NAME!=VALUE,
+  // where VALUE is a literal (an integer or a bare word), compared numerically when both
+  // sides are integers and as text otherwise; and EXPR<EXPR, <=, >, >= between two integer
+  // expressions ("pause_ms>ttl_ms-2000", "handlers>2*pool_size"). An empty condition is
+  // true. At most kTermsMax terms.
   static std::optional<Cond> parse(std::string_view text, const NameCheck& known,
                                    std::string* error, size_t* offset);
   bool eval(const Env& env) const;  // throws EvalError
   const std::string& source() const { return source_; }
-  bool always() const { return terms_.empty(); }
+  bool always() const { return any_.empty(); }
+  static constexpr size_t kTermsMax = 64;
 
  private:
   struct Term {
-    std::string name;
     std::string op;
-    std::string value;
-    bool value_is_name = false;
+    std::string name, value;          // = and !=
+    std::optional<Expr> left, right;  // the ordering operators
   };
-  std::vector<Term> terms_;
+  std::vector<std::vector<Term>> any_;  // or of ands
   std::string source_;
 };
 

@@ -3,7 +3,11 @@
 // clock or draws from anything but the seed the engine passes.
 #include <map>
 
+#include <algorithm>
+#include <tuple>
+
 #include "sim/fake/server.h"
+#include "sim/fake/util.h"
 #include "sim/scenario/backend.h"
 
 namespace redlab::scenario {
@@ -13,6 +17,29 @@ class FakeBackend final : public Backend {
  public:
   std::string describe() const override { return "fake"; }
   bool owns_servers() const override { return true; }
+  bool server_events() const override { return true; }
+  std::optional<std::vector<KeyState>> keyspace(const std::string& server) const override {
+    auto it = servers_.find(server);
+    if (it == servers_.end()) return std::nullopt;
+    fake::Server& s = *it->second;  // (dbs() is not const; nothing is changed here)
+    int64_t now_ms = s.unix_ms(scheduler_->now_us());
+    std::vector<KeyState> out;
+    auto& dbs = s.dbs();
+    for (size_t db = 0; db < dbs.size(); db++)
+      for (const auto& [key, entry] : dbs[db].dict) {
+        if (entry.expire_at_ms >= 0 && now_ms > entry.expire_at_ms) continue;  // expired
+        out.push_back(KeyState{static_cast<int>(db), key, fake::type_name(entry.value.type()),
+                               fake::value_summary(entry.value), entry.expire_at_ms});
+      }
+    std::sort(out.begin(), out.end(), [](const KeyState& a, const KeyState& b) {
+      return std::tie(a.db, a.key) < std::tie(b.db, b.key);
+    });
+    return out;
+  }
+  int64_t server_clock_unix_ms(const std::string& server) const override {
+    auto it = servers_.find(server);
+    return it == servers_.end() ? -1 : it->second->unix_ms(0);
+  }
 
   void start(Scheduler& scheduler, Trace* trace, uint64_t seed,
              const std::vector<ServerSetup>& servers, net::LinkConfig link,

@@ -279,6 +279,9 @@ class Parser {
     if (at_end()) return expected("value");
     Pos pos = here();
     char c = peek();
+    // The depth is checked here, before descending: the recursion (two frames a level) and
+    // the tree's recursive destruction stay within kMaxDepth levels whatever the input.
+    if ((c == '{' || c == '[') && depth + 1 > kMaxDepth) return fail(pos, "nesting too deep");
     if (c == '{') return parse_object(depth + 1);
     if (c == '[') return parse_array(depth + 1);
     if (c == '-' || is_digit(c)) return parse_number();
@@ -294,8 +297,8 @@ class Parser {
   }
 
   std::optional<JsonValue> parse_array(int depth) {
+    REDLAB_ASSERT(depth <= kMaxDepth);
     Pos pos = here();
-    if (depth > kMaxDepth) return fail(pos, "nesting too deep");
     i_++;  // '['
     std::vector<JsonValue> items;
     skip_ws();
@@ -312,8 +315,8 @@ class Parser {
   }
 
   std::optional<JsonValue> parse_object(int depth) {
+    REDLAB_ASSERT(depth <= kMaxDepth);
     Pos pos = here();
-    if (depth > kMaxDepth) return fail(pos, "nesting too deep");
     i_++;  // '{'
     std::vector<JsonValue::Member> members;
     std::unordered_set<std::string> keys;  // a set, so a huge object is not quadratic

@@ -1,10 +1,13 @@
 // Scenario loading: JSON with positions -> a validated Scenario, or one located error.
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
 
+#include "sim/client/options.h"
+#include "sim/scenario/checks.h"
 #include "sim/scenario/scenario.h"
 
 namespace redlab::scenario {
@@ -127,6 +130,7 @@ const std::map<std::string, std::vector<FieldSpec>>& step_specs() {
        {{"lock", F::Text, true},
         {"ttl_ms", F::Dur, true},
         {"every_ms", F::Dur, false},
+        {"on_error", F::Text, false},
         {"script", F::Name, false}}},
       {"watchdog_stop", {{"lock", F::Text, true}}},
       {"fenced_acquire",
@@ -165,7 +169,8 @@ const std::map<std::string, std::vector<FieldSpec>>& step_specs() {
         {"for_ms", F::Dur, true},
         {"count", F::Num, false},
         {"block_ms", F::Dur, false},
-        {"ack", F::Bool, false}}},
+        {"ack", F::Bool, false},
+        {"mode", F::Text, false}}},
       {"stream_autoclaim",
        {{"stream", F::Text, true},
         {"group", F::Text, true},
@@ -175,21 +180,6 @@ const std::map<std::string, std::vector<FieldSpec>>& step_specs() {
       {"if", {{"cond", F::Cond, true}, {"then", F::Steps, true}, {"else", F::Steps, false}}},
       {"note", {{"text", F::Says, true}}},
       {"set", {{"value", F::Text, true}}},
-  };
-  return specs;
-}
-
-const std::map<std::string, std::vector<FieldSpec>>& check_specs() {
-  static const std::map<std::string, std::vector<FieldSpec>> specs = {
-      {"mutual_exclusion", {{"lock", F::Text, false}}},
-      {"no_foreign_unlock", {{"lock", F::Text, false}}},
-      {"no_stale_write", {{"resource", F::Name, false}}},
-      {"no_forged_fence", {{"resource", F::Name, false}}},
-      {"no_lost_messages", {{"channel", F::Text, false}}},
-      {"no_pool_timeouts", {}},
-      {"no_read_timeouts", {}},
-      {"no_oversell", {{"stock", F::Num, true}, {"record", F::Text, false}}},
-      {"retries_bounded", {{"max_attempts", F::Num, true}}},
   };
   return specs;
 }
@@ -222,6 +212,24 @@ const std::set<std::string> kOptionNumbers = {"gomaxprocs",
                                               "pubsub_reconnect_delay_ms"};
 const std::set<std::string> kOptionFlags = {"context_timeout_enabled", "retry_pool_timeout",
                                             "pool_fifo", "hello_on_connect"};
+
+// Bounds of a file (scenarios/README.md, "Limits"): a file that passes them loads in well
+// under a second and a few hundred MB; past them it is refused with a located error.
+constexpr size_t kActorsMax = 1000;       // entries of "actors"
+constexpr int64_t kCountMax = 1000;       // an actor's "count" (the engine checks it too)
+constexpr int64_t kInstancesMax = 10000;  // actor instances of constant counts, all together
+constexpr size_t kStepsMax = 100000;      // steps in the file, nested ones included
+// Entries of the other sections: enough for any lesson, and few enough that the loader's
+// lookups by name stay cheap (a file is at most 4 MiB, so each is also bounded by that).
+constexpr size_t kNamedMax = 1000;         // params, variants, values of a variant, scripts,
+                                           // resources, checks, expect
+constexpr size_t kServersMax = 100;        // servers
+constexpr size_t kListMax = 10000;         // setup, faults, narration
+constexpr int64_t kMsMax = 1000000000;     // a million seconds: any "_ms" value, either sign
+constexpr int64_t kUsMax = kMsMax * 1000;  // the same for network.latency_us, jitter_us
+// The trace's lanes that are not actors: the network's (sim/net/network.cpp names its events
+// "net"); servers and resources have a lane of their own name.
+constexpr const char* kNetLane = "net";
 
 // Names every expression may use besides parameters, variants and saved variables.
 const std::set<std::string> kBuiltinVars = {"i",     "n",     "actor",    "token",
@@ -364,10 +372,21 @@ class Loader {
     return text_of(*v, join(path, key));
   }
 
-  // Names known to expressions: parameters, variants, built-in and saved variables.
+  // A section holds at most `max` entries; the error points at the first one too many.
+  void at_most(const JsonValue& v, const std::string& path, size_t max, const char* what) const {
+    size_t n = v.is_object() ? v.members().size() : v.items().size();
+    if (n <= max) return;
+    if (v.is_object())
+      fail(v.members()[max].key_pos, join(path, v.members()[max].key),
+           "more than " + std::to_string(max) + " " + what);
+    fail(v.items()[max].pos(), index(path, max), "more than " + std::to_string(max) + " " + what);
+  }
+
+  // Names known to expressions: parameters, variants, built-in and saved variables. Looked up
+  // once per name in every expression, so in sets, not by a scan of the parameters.
   bool known(std::string_view name) const {
     std::string n(name);
-    return sc_.param(n) || sc_.variant(n) || kBuiltinVars.count(n) || saves_.count(n);
+    return names_.count(n) || kBuiltinVars.count(n) || saves_.count(n);
   }
   NameCheck names() const {
     return [this](std::string_view n) { return known(n); };
@@ -438,10 +457,53 @@ class Loader {
     }
     return std::nullopt;
   }
+  // A non-negative number; for a time in ms (a key "ms" or "..._ms"), at most kMsMax, so that
+  // its microseconds cannot overflow.
   Expr duration(const JsonValue& v, const std::string& path) const {
     Expr e = expr(v, path);
-    if (auto value = fixed_value(e, v, path); value && *value < 0)
-      fail(v.pos(), path, "a duration cannot be negative (" + std::to_string(*value) + ")");
+    if (auto value = fixed_value(e, v, path)) {
+      if (*value < 0)
+        fail(v.pos(), path, "a duration cannot be negative (" + std::to_string(*value) + ")");
+      if (is_ms_key(path) && *value > kMsMax) fail(v.pos(), path, too_long(*value));
+    }
+    return e;
+  }
+  // A time in ms that may be negative (a clock jump, a clock offset). The engine converts it
+  // to microseconds without a check of its own: a value over parameters is refused here when
+  // their ranges let it pass the bound.
+  Expr signed_ms(const JsonValue& v, const std::string& path) const {
+    Expr e = expr(v, path);
+    if (auto value = fixed_value(e, v, path); value && (*value > kMsMax || *value < -kMsMax))
+      fail(v.pos(), path, too_long(*value));
+    if (auto r = e.range(param_range()); r && (r->hi > kMsMax || r->lo < -kMsMax))
+      fail(v.pos(), path,
+           "\"" + e.source() + "\" can be " + std::to_string(r->hi > kMsMax ? r->hi : r->lo) +
+               " ms within its parameters' ranges: more than a million seconds (" +
+               std::to_string(kMsMax) + " ms at most)");
+    return e;
+  }
+  // The declared range of a parameter, for Expr::range (--set stays inside it).
+  Expr::RangeOf param_range() const {
+    return [this](std::string_view n) -> std::optional<Expr::Range> {
+      if (const Param* p = sc_.param(std::string(n))) return Expr::Range{p->min, p->max};
+      return std::nullopt;
+    };
+  }
+  static std::string too_long(int64_t ms) {
+    return std::to_string(ms) + " ms is more than a million seconds (" + std::to_string(kMsMax) +
+           " ms at most)";
+  }
+  static bool is_ms_key(const std::string& path) {
+    std::string key = path.substr(path.find_last_of('.') + 1);  // npos + 1 == 0
+    return key == "ms" || (key.size() > 3 && key.compare(key.size() - 3, 3, "_ms") == 0);
+  }
+  // An actor's number of instances.
+  Expr count(const JsonValue& v, const std::string& path) const {
+    Expr e = expr(v, path);
+    if (auto value = fixed_value(e, v, path); value && (*value < 1 || *value > kCountMax))
+      fail(v.pos(), path,
+           "a count is 1 to " + std::to_string(kCountMax) + " (found " + std::to_string(*value) +
+               ")");
     return e;
   }
   Template tmpl(const JsonValue& v, const std::string& path) const {
@@ -483,6 +545,7 @@ class Loader {
 
   void load_params(const JsonValue& v) {
     expect_object(v, "params");
+    at_most(v, "params", kNamedMax, "parameters");
     for (const auto& m : v.members()) {
       std::string path = "params." + m.key;
       if (!is_ident(m.key))
@@ -501,16 +564,18 @@ class Loader {
       if (p.def < p.min || p.def > p.max) fail(d->pos(), path + ".default", "outside [min, max]");
       if (auto* u = m.value.find("unit")) p.unit = string_of(*u, path + ".unit");
       if (auto* l = m.value.find("label")) p.label = text_of(*l, path + ".label");
+      names_.insert(p.name);
       sc_.params.push_back(std::move(p));
     }
   }
 
   void load_variants(const JsonValue& v) {
     expect_object(v, "variants");
+    at_most(v, "variants", kNamedMax, "variants");
     for (const auto& m : v.members()) {
       std::string path = "variants." + m.key;
       if (!is_word(m.key)) fail(m.key_pos, path, "a variant name is a word (\"release\")");
-      if (sc_.param(m.key)) fail(m.key_pos, path, "\"" + m.key + "\" is also a parameter");
+      if (names_.count(m.key)) fail(m.key_pos, path, "\"" + m.key + "\" is also a parameter");
       expect_object(m.value, path);
       check_keys(m.value, path, {"values", "default", "label", "value_labels"});
       Variant var;
@@ -518,6 +583,7 @@ class Loader {
       const JsonValue* values = m.value.find("values");
       if (!values) fail(m.value.pos(), path, "missing key \"values\"");
       expect_array(*values, path + ".values");
+      at_most(*values, path + ".values", kNamedMax, "values");
       for (size_t i = 0; i < values->items().size(); i++) {
         std::string value = string_of(values->items()[i], index(path + ".values", i));
         if (!is_word(value))
@@ -544,6 +610,7 @@ class Loader {
           var.value_labels[vm.key] = text_of(vm.value, path + ".value_labels." + vm.key);
         }
       }
+      names_.insert(var.name);
       sc_.variants.push_back(std::move(var));
     }
   }
@@ -556,9 +623,13 @@ class Loader {
       return;
     }
     expect_object(*v, "servers");
+    at_most(*v, "servers", kServersMax, "servers");
     for (const auto& m : v->members()) {
       std::string path = "servers." + m.key;
       if (!is_word(m.key)) fail(m.key_pos, path, "a server name is a word (\"redis\")");
+      if (m.key == kNetLane)
+        fail(m.key_pos, path,
+             "\"net\" is the network's lane in the trace: name the server otherwise");
       expect_object(m.value, path);
       check_keys(m.value, path, {"config", "clock_offset_ms"});
       ServerDef s;
@@ -572,7 +643,7 @@ class Loader {
         }
       }
       if (auto* o = m.value.find("clock_offset_ms"))
-        s.clock_offset_ms = expr(*o, path + ".clock_offset_ms");
+        s.clock_offset_ms = signed_ms(*o, path + ".clock_offset_ms");
       sc_.servers.push_back(std::move(s));
     }
     if (sc_.servers.empty()) fail(v->pos(), "servers", "declare at least one server");
@@ -589,15 +660,20 @@ class Loader {
     if (auto* l = v.find("latency_us")) {
       sc_.latency_us = integer(*l, "network.latency_us");
       if (sc_.latency_us < 0) fail(l->pos(), "network.latency_us", "a duration cannot be negative");
+      if (sc_.latency_us > kUsMax)
+        fail(l->pos(), "network.latency_us", "more than a million seconds");
     }
     if (auto* j = v.find("jitter_us")) {
       sc_.jitter_us = integer(*j, "network.jitter_us");
       if (sc_.jitter_us < 0) fail(j->pos(), "network.jitter_us", "a duration cannot be negative");
+      if (sc_.jitter_us > kUsMax)
+        fail(j->pos(), "network.jitter_us", "more than a million seconds");
     }
   }
 
   void load_scripts(const JsonValue& v) {
     expect_object(v, "scripts");
+    at_most(v, "scripts", kNamedMax, "scripts");
     for (const auto& m : v.members()) {
       std::string path = "scripts." + m.key;
       if (!is_word(m.key)) fail(m.key_pos, path, "a script name is a word");
@@ -617,9 +693,13 @@ class Loader {
 
   void load_resources(const JsonValue& v) {
     expect_object(v, "resources");
+    at_most(v, "resources", kNamedMax, "resources");
     for (const auto& m : v.members()) {
       std::string path = "resources." + m.key;
       if (!is_word(m.key)) fail(m.key_pos, path, "a resource name is a word");
+      if (std::string lane = lane_owner(m.key); !lane.empty())
+        fail(m.key_pos, path,
+             "\"" + m.key + "\" is already " + lane + ": a resource needs a lane of its own");
       expect_object(m.value, path);
       check_keys(m.value, path, {"check_fence"});
       ResourceDef r{m.key, Cond{}, Where{m.value.pos(), path}};
@@ -635,6 +715,36 @@ class Loader {
     }
   }
 
+  // A client option's number means what the go-redis Options field means: 0 asks for the
+  // default, -1 switches the thing off (max_retries: no retries; a backoff: none;
+  // conn_max_idle_ms: never), and read/write timeouts also take -2 (no deadline at all).
+  // docs/client-model.md has the table; sim/client/options.h resolves them.
+  Expr client_number(const JsonValue& v, const std::string& path, const std::string& key) const {
+    static const std::map<std::string, std::pair<int64_t, const char*>> kLowest = {
+        {"gomaxprocs", {1, "at least 1"}},
+        {"pool_size", {1, "at least 1"}},
+        {"max_retries", {-1, "-1 (no retries), 0 (the default, 3) or more"}},
+        {"read_timeout_ms", {-2, "-2 (no deadline), -1 (no timeout), 0 (the default) or more"}},
+        {"write_timeout_ms",
+         {-2, "-2 (no deadline), -1 (no timeout), 0 (= read_timeout_ms) or more"}},
+        {"min_retry_backoff_ms", {-1, "-1 (no backoff), 0 (the default) or more"}},
+        {"max_retry_backoff_ms", {-1, "-1 (no backoff), 0 (the default) or more"}},
+        {"conn_max_idle_ms", {-1, "-1 (never), 0 (the default, 30 min) or more"}},
+    };
+    Expr e = expr(v, path);
+    auto value = fixed_value(e, v, path);
+    if (!value) return e;  // depends on parameters: the run checks it
+    auto it = kLowest.find(key);
+    int64_t lowest = it == kLowest.end() ? 0 : it->second.first;
+    if (*value < lowest)
+      fail(v.pos(), path,
+           it == kLowest.end()
+               ? "a duration cannot be negative (" + std::to_string(*value) + ")"
+               : "expected " + std::string(it->second.second) + ", not " + std::to_string(*value));
+    if (is_ms_key(path) && *value > kMsMax) fail(v.pos(), path, too_long(*value));
+    return e;
+  }
+
   ClientOptionsDef client_options(const JsonValue& v, const std::string& path) const {
     expect_object(v, path);
     ClientOptionsDef o;
@@ -642,10 +752,12 @@ class Loader {
       std::string p = join(path, m.key);
       if (m.key == "profile") {
         o.profile = string_of(m.value, p);
-        if (o.profile != "v9.0" && o.profile != "v9.22")
-          fail(m.value.pos(), p, "expected \"v9.0\" or \"v9.22\"");
+        const auto& names = client::Options::profile_names();
+        if (std::find(names.begin(), names.end(), o.profile) == names.end())
+          fail(m.value.pos(), p,
+               "expected \"v9.0\" (v9.0 .. v9.7), \"v9.8\" (v9.8 .. v9.21) or \"v9.22\"");
       } else if (kOptionNumbers.count(m.key)) {
-        o.numbers.emplace(m.key, duration(m.value, p));
+        o.numbers.emplace(m.key, client_number(m.value, p, m.key));
       } else if (kOptionFlags.count(m.key)) {
         o.flags[m.key] = boolean(m.value, p);
       } else {
@@ -690,6 +802,7 @@ class Loader {
 
   void load_setup(const JsonValue& v) {
     expect_array(v, "setup");
+    at_most(v, "setup", kListMax, "setup commands");
     for (size_t i = 0; i < v.items().size(); i++) {
       const JsonValue& item = v.items()[i];
       std::string path = index("setup", i);
@@ -718,12 +831,15 @@ class Loader {
     expect_array(v, path);
     if (depth > 16) fail(v.pos(), path, "steps nested too deep (16 levels at most)");
     std::vector<Step> out;
+    out.reserve(std::min(v.items().size(), kStepsMax));
     for (size_t i = 0; i < v.items().size(); i++)
       out.push_back(step(v.items()[i], index(path, i), depth));
     return out;
   }
 
   Step step(const JsonValue& v, const std::string& path, int depth) {
+    if (++steps_total_ > kStepsMax)
+      fail(v.pos(), path, "more than " + std::to_string(kStepsMax) + " steps in the file");
     expect_object(v, path);
     Step s;
     s.where = Where{v.pos(), path};
@@ -826,10 +942,44 @@ class Loader {
     return false;
   }
 
+  // What else has a lane of this name in the trace ("the network", "a server", ...); "" if
+  // nothing.
+  std::string lane_owner(const std::string& name) const {
+    if (name == kNetLane) return "the network's lane";
+    if (has_server(name)) return "a server";
+    if (has_resource(name)) return "a resource";
+    return "";
+  }
+  // An actor's instances are called name (count 1) or name1..nameN: does `lane` look like one?
+  static bool instance_of(const std::string& lane, const std::string& name, bool one) {
+    if (lane == name) return true;
+    if (one || lane.size() <= name.size() || lane.compare(0, name.size(), name) != 0) return false;
+    std::string digits = lane.substr(name.size());
+    return digits[0] != '0' &&
+           std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  }
+  void check_actor_lane(const ActorDef& d, const JsonValue& name_value, const std::string& path,
+                        std::optional<int64_t> count) const {
+    std::vector<std::pair<std::string, std::string>> lanes{{kNetLane, "the network's lane"}};
+    for (const ServerDef& s : sc_.servers) lanes.emplace_back(s.name, "a server");
+    for (const ResourceDef& r : sc_.resources) lanes.emplace_back(r.name, "a resource");
+    for (const auto& [lane, what] : lanes)
+      if (instance_of(lane, d.name, count == 1))
+        fail(name_value.pos(), path + ".name",
+             "\"" + lane + "\" is " +
+                 (lane == d.name ? "" : "an instance name of this actor and ") +
+                 (what == "the network's lane" ? what : "the name of " + what) +
+                 " in the trace: name the actor otherwise");
+  }
+
   void load_actors(const JsonValue& v) {
     expect_array(v, "actors");
     if (v.items().empty()) fail(v.pos(), "actors", "declare at least one actor");
+    if (v.items().size() > kActorsMax)
+      fail(v.items()[kActorsMax].pos(), index("actors", kActorsMax),
+           "more than " + std::to_string(kActorsMax) + " actors");
     std::set<std::string> seen;
+    int64_t instances = 0;
     for (size_t i = 0; i < v.items().size(); i++) {
       const JsonValue& a = v.items()[i];
       std::string path = index("actors", i);
@@ -851,7 +1001,23 @@ class Loader {
           fail(a.find("name")->pos(), path + ".name",
                "a second actor named \"" + d.name + "\" (allowed only when both have a \"when\")");
       }
-      if (auto* c = a.find("count")) d.count = duration(*c, path + ".count");
+      std::optional<int64_t> fixed_count = 1;
+      int64_t most = 1;  // the instances this actor can have
+      if (auto* c = a.find("count")) {
+        d.count = count(*c, path + ".count");
+        fixed_count = fixed_value(d.count, *c, path + ".count");
+        // A count over parameters is bounded by their ranges (--set stays inside them);
+        // anything else may be up to kCountMax at run time.
+        auto r = d.count.range(param_range());
+        most = r ? std::clamp(r->hi, int64_t(1), kCountMax) : kCountMax;
+      }
+      // Alternatives (actors with a `when`) all count: each may be the one that runs.
+      if ((instances += most) > kInstancesMax)
+        fail(a.find("count") ? a.find("count")->pos() : a.pos(),
+             a.find("count") ? path + ".count" : path,
+             "more than " + std::to_string(kInstancesMax) +
+                 " actor instances in the file (counts at their largest: the parameters' max)");
+      check_actor_lane(d, *a.find("name"), path, fixed_count);
       if (auto* c = a.find("client")) {
         d.client = string_of(*c, path + ".client");
         if (!sc_.client(d.client))
@@ -876,6 +1042,7 @@ class Loader {
 
   void load_faults(const JsonValue& v) {
     expect_array(v, "faults");
+    at_most(v, "faults", kListMax, "faults");
     for (size_t i = 0; i < v.items().size(); i++) {
       const JsonValue& f = v.items()[i];
       std::string path = index("faults", i);
@@ -915,7 +1082,7 @@ class Loader {
       else if (spec.for_ms)
         fail(f.pos(), path, "missing key \"for_ms\" (how long the " + d.op + " lasts)");
       if (auto* x = f.find("by_ms"))
-        d.by_ms = expr(*x, path + ".by_ms");
+        d.by_ms = signed_ms(*x, path + ".by_ms");
       else if (spec.by_ms)
         fail(f.pos(), path, "missing key \"by_ms\"");
       if (auto* w = f.find("when")) d.when = cond(*w, path + ".when");
@@ -926,6 +1093,7 @@ class Loader {
 
   void load_checks(const JsonValue& v) {
     expect_array(v, "checks");
+    at_most(v, "checks", kNamedMax, "checks");
     std::set<std::string> seen;
     for (size_t i = 0; i < v.items().size(); i++) {
       const JsonValue& c = v.items()[i];
@@ -934,29 +1102,30 @@ class Loader {
       CheckDef d;
       d.where = Where{c.pos(), path};
       d.check = req_string(c, "check", path);
-      auto it = check_specs().find(d.check);
-      if (it == check_specs().end()) {
+      // The checks' own registry (checks.h) says which exist and what fields they take.
+      const CheckSpec* spec = find_check(d.check);
+      if (!spec) {
         std::vector<std::string> known;
-        for (auto& [k, _] : check_specs()) known.push_back(k);
+        for (const CheckSpec& k : check_registry()) known.push_back(k.name);
         std::string list = comma_list(known);
         fail(c.find("check")->pos(), path + ".check",
              "unknown check \"" + d.check + "\" (expected one of: " + list + ")");
       }
       std::vector<std::string> allowed{"check", "name"};
-      for (const FieldSpec& f : it->second) allowed.push_back(f.key);
+      for (const CheckField& f : spec->fields) allowed.push_back(f.key);
       check_keys(c, path, allowed);
       d.name = c.find("name") ? string_of(*c.find("name"), path + ".name") : d.check;
       if (!seen.insert(d.name).second)
         fail(c.pos(), path, "a second check named \"" + d.name + "\" (give it a \"name\")");
-      for (const FieldSpec& f : it->second) {
+      for (const CheckField& f : spec->fields) {
         const JsonValue* fv = c.find(f.key);
         if (!fv) {
           if (f.required) fail(c.pos(), path, "missing key \"" + std::string(f.key) + "\"");
           continue;
         }
-        if (f.type == F::Num)
+        if (f.type == CheckField::Type::Num)
           d.numbers.emplace(f.key, duration(*fv, path + "." + f.key));
-        else if (f.type == F::Name) {
+        else if (f.type == CheckField::Type::Resource) {
           std::string n = string_of(*fv, path + "." + f.key);
           if (!has_resource(n))
             fail(fv->pos(), path + "." + f.key, "no resource named \"" + n + "\"");
@@ -989,6 +1158,7 @@ class Loader {
 
   void load_expect(const JsonValue& v) {
     expect_array(v, "expect");
+    at_most(v, "expect", kNamedMax, "expectations");
     for (size_t i = 0; i < v.items().size(); i++) {
       const JsonValue& e = v.items()[i];
       std::string path = index("expect", i);
@@ -1006,17 +1176,47 @@ class Loader {
 
   void load_narration(const JsonValue& v) {
     expect_array(v, "narration");
+    at_most(v, "narration", kListMax, "notes");
     for (size_t i = 0; i < v.items().size(); i++) {
       const JsonValue& n = v.items()[i];
       std::string path = index("narration", i);
       expect_object(n, path);
-      check_keys(n, path, {"at_ms", "text", "when"});
+      check_keys(n, path, {"at_ms", "on", "after_ms", "text", "when"});
       Note note;
       note.where = Where{n.pos(), path};
       const JsonValue* at = n.find("at_ms");
-      if (!at) fail(n.pos(), path, "missing key \"at_ms\"");
-      note.at_ms = duration(*at, path + ".at_ms");
+      const JsonValue* on = n.find("on");
+      if (!at == !on)
+        fail(n.pos(), path,
+             "give either \"at_ms\" (a time) or \"on\" (the event the note is about)");
+      if (at) note.at_ms = duration(*at, path + ".at_ms");
+      if (on) {
+        std::string p = path + ".on";
+        expect_object(*on, p);
+        check_keys(*on, p, {"kind", "actor", "key", "value", "nth"});
+        NoteAnchor a;
+        a.kind = req_string(*on, "kind", p);
+        if (auto* x = on->find("actor")) a.actor = string_of(*x, p + ".actor");
+        if (auto* x = on->find("key")) a.key = string_of(*x, p + ".key");
+        if (auto* x = on->find("value"))
+          a.value = x->is_int() ? std::to_string(x->as_int()) : string_of(*x, p + ".value");
+        if (auto* x = on->find("nth")) {
+          a.nth = integer(*x, p + ".nth");
+          if (a.nth < 1 || a.nth > 1000000) fail(x->pos(), p + ".nth", "expected 1 to 1000000");
+        }
+        note.on = a;
+      }
+      if (auto* x = n.find("after_ms")) note.after_ms = duration(*x, path + ".after_ms");
       note.text = req_text(n, "text", path);
+      // The text may name parameters and variants: ${ttl_ms/1000} s.
+      const JsonValue* tv = n.find("text");
+      for (const auto& [lang, text] : note.text.by_lang) {
+        std::string error;
+        size_t at_byte = 0;
+        auto t = Template::parse(text, names(), &error, &at_byte);
+        if (!t) fail(tv->pos(), path + ".text" + (tv->is_object() ? "." + lang : ""), error);
+        note.templates.emplace(lang, *t);
+      }
       if (auto* w = n.find("when")) note.when = cond(*w, path + ".when");
       sc_.narration.push_back(std::move(note));
     }
@@ -1024,13 +1224,36 @@ class Loader {
 
   void load_exercise(const JsonValue& v) {
     expect_object(v, "exercise");
-    check_keys(v, "exercise", {"task", "hint", "script", "variant", "set", "seeds", "expect"});
+    check_keys(v, "exercise",
+               {"task", "hints", "script", "choose", "variant", "set", "seeds", "expect"});
     Exercise x;
     x.task = req_text(v, "task", "exercise");
-    if (auto* h = v.find("hint")) x.hint = text_of(*h, "exercise.hint");
-    x.script = req_string(v, "script", "exercise");
-    if (!sc_.script(x.script))
-      fail(v.find("script")->pos(), "exercise.script", "no script named \"" + x.script + "\"");
+    if (auto* h = v.find("hints")) {
+      expect_array(*h, "exercise.hints");
+      for (size_t i = 0; i < h->items().size(); i++)
+        x.hints.push_back(text_of(h->items()[i], index("exercise.hints", i)));
+    }
+    const JsonValue* script = v.find("script");
+    const JsonValue* choose = v.find("choose");
+    if (!script == !choose)
+      fail(v.pos(), "exercise",
+           "give either \"script\" (the student writes that script) or \"choose\" (the "
+           "variants and parameters the student sets), not both and not neither");
+    if (script) {
+      x.script = string_of(*script, "exercise.script");
+      if (!sc_.script(x.script))
+        fail(script->pos(), "exercise.script", "no script named \"" + x.script + "\"");
+    } else {
+      expect_array(*choose, "exercise.choose");
+      for (size_t i = 0; i < choose->items().size(); i++) {
+        std::string path = index("exercise.choose", i);
+        std::string name = string_of(choose->items()[i], path);
+        if (!sc_.variant(name) && !sc_.param(name))
+          fail(choose->items()[i].pos(), path, "no variant or parameter named \"" + name + "\"");
+        x.choose.push_back(name);
+      }
+      if (x.choose.empty()) fail(choose->pos(), "exercise.choose", "name at least one");
+    }
     if (auto* var = v.find("variant")) {
       expect_object(*var, "exercise.variant");
       for (const auto& m : var->members()) {
@@ -1061,6 +1284,10 @@ class Loader {
     const JsonValue* e = v.find("expect");
     if (!e) fail(v.pos(), "exercise", "missing key \"expect\"");
     for (auto& [name, want] : check_map(*e, "exercise.expect", false)) x.expect[name] = *want;
+    for (const std::string& name : x.choose)
+      if (x.variant.count(name) || x.set.count(name))
+        fail(v.pos(), "exercise",
+             "\"" + name + "\" is both fixed by the exercise and the student's to choose");
     sc_.exercise = std::move(x);
   }
 
@@ -1068,6 +1295,8 @@ class Loader {
   std::string_view text_;  // the document being loaded, for positions inside strings
   Scenario sc_;
   std::set<std::string> saves_;
+  std::set<std::string> names_;  // parameters and variants
+  size_t steps_total_ = 0;       // steps loaded so far, against kStepsMax
 };
 
 }  // namespace

@@ -63,9 +63,10 @@ struct ServerDef {
 };
 
 struct ClientOptionsDef {
-  std::string profile = "v9.0";         // "v9.0" (v9.0..v9.21) or "v9.22"
-  std::map<std::string, Expr> numbers;  // pool_size, read_timeout_ms, ... (see loader)
-  std::map<std::string, bool> flags;    // context_timeout_enabled, retry_pool_timeout, ...
+  std::string profile = "v9.0";  // "v9.0" (v9.0..v9.7), "v9.8" (v9.8..v9.21) or "v9.22"
+  // pool_size, read_timeout_ms, ...: go-redis meanings (0 = default, -1 = off; loader)
+  std::map<std::string, Expr> numbers;
+  std::map<std::string, bool> flags;  // context_timeout_enabled, retry_pool_timeout, ...
 };
 
 struct ClientDef {
@@ -148,10 +149,24 @@ struct Expectation {
   Where where;
 };
 
+// A narration note. It is shown either at a time (at_ms) or when something happens (on):
+// the first (or nth) trace event of a kind, optionally by one actor and about one key or
+// lock, then after_ms later. An anchored note never describes something that has not
+// happened. Its text may use ${...} like any template (${ttl_ms}, ${ttl_ms/1000}).
+struct NoteAnchor {
+  std::string kind;   // a trace event kind: lock_acquired, key_expired, lock_released, ...
+  std::string actor;  // "" = anyone (for server events the server's name)
+  std::string key;    // "" = any; else the event's key or lock field
+  std::string value;  // "" = any; else the event's value field (a key's new value)
+  int64_t nth = 1;    // the nth matching event
+};
 struct Note {
   Expr at_ms = Expr::constant(0);
+  std::optional<NoteAnchor> on;
+  Expr after_ms = Expr::constant(0);
   std::optional<Cond> when;
   Text text;
+  std::map<std::string, Template> templates;  // text by language, parsed
   Where where;
 };
 
@@ -162,12 +177,17 @@ struct SetupCommand {
   Where where;
 };
 
+// An exercise: the student answers either with a script (`script`: redlab check --script
+// NAME=FILE.lua replaces that script) or with settings (`choose`: the variants and parameters
+// the student sets with --variant / --set; everything else is fixed). The grader runs every
+// seed and requires each check in `expect` to come out as written, judged (checks.h).
 struct Exercise {
   Text task;
-  Text hint;
-  std::string script;  // the script a student replaces (redlab check --script NAME=FILE)
-  std::map<std::string, std::string> variant;
-  std::map<std::string, int64_t> set;
+  std::vector<Text> hints;  // revealed one at a time
+  std::string script;       // a script exercise: the script the student replaces
+  std::vector<std::string> choose;  // a settings exercise: what the student may set
+  std::map<std::string, std::string> variant;  // fixed by the exercise
+  std::map<std::string, int64_t> set;          // fixed by the exercise
   int64_t seeds = 20;
   std::map<std::string, bool> expect;  // checks that must come out this way for every seed
 };

@@ -14,6 +14,8 @@
 
 #include "app/gui/gui.h"
 #include "app/gui/gui_app.h"
+#include "sim/scenario/engine.h"
+#include "sim/scenario/scenario.h"
 
 namespace redlab::gui {
 namespace {
@@ -274,15 +276,20 @@ TEST_F(GuiApp, BadTraceFilesShowAMessageAndKeepTheCurrentTrace) {
 
   fs::path truncated = dir / "truncated.json";
   write_text(truncated, text.substr(0, text.size() / 2));
+  ASSERT_NE(text.find("\"version\":2"), std::string::npos);
   fs::path newer = dir / "newer.json";
   std::string newer_text = text;
-  newer_text.replace(newer_text.find("\"version\":1"), 11, "\"version\":2");
+  newer_text.replace(newer_text.find("\"version\":2"), 11, "\"version\":3");
   write_text(newer, newer_text);
+  fs::path older = dir / "older.json";  // a version 1 trace: text only, refused with advice
+  std::string older_text = text;
+  older_text.replace(older_text.find("\"version\":2"), 11, "\"version\":1");
+  write_text(older, older_text);
   fs::path garbage = dir / "garbage.json";
   write_text(garbage,
-             "{\"format\":\"redlab-trace\",\"version\":1,\"events\":[{\"time_us\":\"x\"}]}");
+             "{\"format\":\"redlab-trace\",\"version\":2,\"events\":[{\"time_us\":\"x\"}]}");
 
-  for (const fs::path& bad : {truncated, newer, garbage}) {
+  for (const fs::path& bad : {truncated, newer, older, garbage}) {
     SCOPED_TRACE(bad.string());
     EXPECT_FALSE(app->open_path(bad.string()));
     EXPECT_NE(app->error().find(bad.string()), std::string::npos) << app->error();
@@ -294,6 +301,9 @@ TEST_F(GuiApp, BadTraceFilesShowAMessageAndKeepTheCurrentTrace) {
   EXPECT_NE(app->error().find("events[0]"), std::string::npos) << app->error();
   EXPECT_FALSE(app->open_path(newer.string()));
   EXPECT_NE(app->error().find("version"), std::string::npos) << app->error();
+  EXPECT_FALSE(app->open_path(older.string()));
+  EXPECT_NE(app->error().find("version 1"), std::string::npos) << app->error();
+  EXPECT_NE(app->error().find("--trace"), std::string::npos) << app->error();
 
   // The good file replays: the same events, the verdicts from the trace.
   ASSERT_TRUE(app->open_path(good.string())) << app->error();
@@ -301,6 +311,131 @@ TEST_F(GuiApp, BadTraceFilesShowAMessageAndKeepTheCurrentTrace) {
   frames(2);
   EXPECT_TRUE(app->error().empty());
   EXPECT_FALSE(app->view().last_draw.violations.empty());
+}
+
+// The pixels of a rectangle of the last frame.
+std::vector<uint8_t> crop(const Host& host, const WidgetRect& r) {
+  std::vector<uint8_t> out;
+  const auto& px = host.last_pixels();
+  const int w = host.framebuffer_width(), h = host.framebuffer_height();
+  for (int y = std::max(0, int(r.min.y)); y < std::min(h, int(r.max.y)); y++)
+    for (int x = std::max(0, int(r.min.x)); x < std::min(w, int(r.max.x)); x++)
+      for (int c = 0; c < 4; c++) out.push_back(px[(size_t(y) * w + x) * 4 + c]);
+  return out;
+}
+
+// What the app shows of a run, besides the top bar and the timeline's one-line header (which
+// name the source): the timeline's drawing, the verdicts, the keyspace panel, their pixels.
+struct Shown {
+  DrawRecord draw;
+  std::vector<App::CheckLine> checks;
+  std::vector<App::ServerKeys> keyspace;
+  std::vector<uint8_t> timeline_px, narration_px, inspector_px;
+  TimeUs playhead_us = 0;
+};
+
+TEST_F(GuiApp, AReopenedTraceShowsWhatTheLiveRunShowed) {
+  fs::path dir = out_dir();
+  for (const char* id : kCoreScenarios) {
+    SCOPED_TRACE(id);
+    auto capture = [&] {
+      frames(3);
+      Shown s;
+      s.draw = app->view().last_draw;
+      s.checks = app->checks();
+      s.keyspace = app->keyspace_shown();
+      s.playhead_us = app->playhead_us();
+      const DrawRecord& d = app->view().last_draw;
+      s.timeline_px = crop(*host, {d.area_min, d.area_max});
+      s.narration_px = crop(*host, app->widget("narration"));
+      s.inspector_px = crop(*host, app->widget("inspector"));
+      return s;
+    };
+    open_and_run_to_end(id);
+    Shown live = capture();
+    fs::path saved = dir / (std::string(id) + "-reopened.json");
+    ASSERT_TRUE(app->save_trace(saved.string())) << app->error();
+    ASSERT_TRUE(app->open_path(saved.string())) << app->error();
+    Shown reopened = capture();
+
+    EXPECT_EQ(live.playhead_us, reopened.playhead_us);
+    EXPECT_FALSE(live.checks.empty());
+    EXPECT_EQ(live.checks, reopened.checks);
+    EXPECT_FALSE(live.keyspace.empty());
+    EXPECT_EQ(live.keyspace, reopened.keyspace);
+    EXPECT_EQ(live.draw.items_drawn, reopened.draw.items_drawn);
+    EXPECT_EQ(live.draw.folds_drawn, reopened.draw.folds_drawn);
+    EXPECT_EQ(live.draw.arrows_drawn, reopened.draw.arrows_drawn);
+    EXPECT_EQ(live.draw.from_us, reopened.draw.from_us);
+    EXPECT_EQ(live.draw.to_us, reopened.draw.to_us);
+    ASSERT_EQ(live.draw.violations.size(), reopened.draw.violations.size());
+    for (size_t i = 0; i < live.draw.violations.size(); i++) {
+      EXPECT_EQ(live.draw.violations[i].text, reopened.draw.violations[i].text);
+      EXPECT_EQ(live.draw.violations[i].min.x, reopened.draw.violations[i].min.x);
+      EXPECT_EQ(live.draw.violations[i].max.x, reopened.draw.violations[i].max.x);
+    }
+    ASSERT_FALSE(live.timeline_px.empty());
+    EXPECT_TRUE(live.timeline_px == reopened.timeline_px) << "the timeline's pixels differ";
+    EXPECT_TRUE(live.narration_px == reopened.narration_px) << "the verdicts' pixels differ";
+    EXPECT_TRUE(live.inspector_px == reopened.inspector_px) << "the inspector's pixels differ";
+  }
+}
+
+// The first event of a kind by an actor.
+const TraceEvent* event_of(const Trace& trace, const std::string& kind, const std::string& actor) {
+  for (const TraceEvent& e : trace.events())
+    if (e.kind == kind && e.actor == actor) return &e;
+  return nullptr;
+}
+
+TEST_F(GuiApp, KeyspacePanelShowsTheServersRecordAtThePlayhead) {
+  // ttl-double-holder with the Lua release: at 16 s, C holds the lock; its token is the key.
+  ASSERT_TRUE(app->open_scenario("ttl-double-holder"));
+  app->variant()["release"] = "lua";
+  ASSERT_TRUE(app->run(false)) << app->error();
+  app->seek(16'000'000);
+  frames(2);
+  const TraceEvent* c_acquired = event_of(app->trace(), "lock_acquired", "C");
+  ASSERT_NE(c_acquired, nullptr);
+  ASSERT_EQ(app->keyspace_shown().size(), 1u);
+  const App::ServerKeys& redis = app->keyspace_shown()[0];
+  EXPECT_EQ(redis.server, "redis");
+  EXPECT_TRUE(redis.observed);
+  ASSERT_EQ(redis.keys.size(), 1u);
+  EXPECT_EQ(redis.keys[0].key, "lock:job:42");
+  EXPECT_EQ(redis.keys[0].value, c_acquired->str_or(F::token));
+  EXPECT_GT(redis.keys[0].ttl_ms, 0);
+  // After C's release, nothing.
+  app->seek(app->model().end_us());
+  frames(2);
+  EXPECT_TRUE(app->keyspace_shown()[0].keys.empty());
+
+  // forged-fence without the resource's check: the fence counter is the server's own value,
+  // the last fence a holder took.
+  ASSERT_TRUE(app->open_scenario("forged-fence"));
+  app->variant()["resource"] = "no-check";
+  ASSERT_TRUE(app->run(false)) << app->error();
+  frames(2);
+  int64_t last_fence = -1;
+  for (const TraceEvent& e : app->trace().events())
+    if (e.kind == "lock_acquired" && e.has(F::fence)) last_fence = e.num_or(F::fence, -1);
+  ASSERT_GT(last_fence, 0);
+  bool fence_key = false;
+  for (const KeyRow& k : app->keyspace_shown().at(0).keys)
+    if (k.key.find("fence") != std::string::npos) {
+      fence_key = true;
+      EXPECT_EQ(k.value, std::to_string(last_fence));
+      EXPECT_EQ(k.ttl_ms, -1);
+    }
+  EXPECT_TRUE(fence_key);
+
+  // watch-retry-storm with the atomic Lua decrement: the stock is sold out at the end.
+  ASSERT_TRUE(app->open_scenario("watch-retry-storm"));
+  app->variant()["atomic"] = "lua";
+  ASSERT_TRUE(app->run(false)) << app->error();
+  frames(2);
+  ASSERT_EQ(app->keyspace_shown().at(0).keys.size(), 1u);
+  EXPECT_EQ(app->keyspace_shown()[0].keys[0].value, "0");
 }
 
 TEST_F(GuiApp, BadScenarioFileShowsALocatedMessageAndKeepsTheCurrentOne) {
@@ -471,8 +606,9 @@ TEST(GuiSettings, RoundTripAndLastChoicesComeBack) {
 TEST(GuiAppMain, ScreenshotFromTheCommandLine) {
   ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
   fs::path png = out_dir() / "cli.png";
+  // Both spellings of an option's value: "--size 1024x640" and "--at-ms=11000".
   int status = app::gui_main({"ttl-double-holder", "--screenshot", png.string(), "--size",
-                              "1024x640", "--at-ms", "11000"});
+                              "1024x640", "--at-ms=11000", "--variant=release=lua"});
   ASSERT_EQ(status, 0);
   int w = 0, h = 0, channels = 0;
   unsigned char* data = stbi_load(png.c_str(), &w, &h, &channels, 3);
@@ -502,6 +638,34 @@ TEST(GuiAppMain, BadInputExitsTwoAndWritesNothing) {
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
     EXPECT_FALSE(fs::exists(png));
   }
+  // A screenshot over its own input: refused, the input untouched (a trace, the same trace
+  // spelled another way, a scenario file).
+  fs::path trace = out_dir() / "input-trace.json";
+  {
+    scenario::RunResult r = scenario::run_scenario(
+        scenario::load_scenario_file(REDLAB_SOURCE_DIR "/scenarios/forged-fence.json"), {});
+    write_text(trace, trace_to_json(r.trace));
+  }
+  const std::string before = read_text(trace);
+  fs::path scenario_copy = out_dir() / "input-scenario.json";
+  fs::copy_file(REDLAB_SOURCE_DIR "/scenarios/forged-fence.json", scenario_copy,
+                fs::copy_options::overwrite_existing);
+  const std::string scenario_before = read_text(scenario_copy);
+  const fs::path cwd = fs::current_path();
+  fs::current_path(out_dir());
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {trace.string(), "--screenshot", trace.string()},
+           {trace.string(), "--screenshot=./input-trace.json"},
+           {scenario_copy.string(), "--screenshot", scenario_copy.string()}}) {
+    testing::internal::CaptureStderr();
+    int status = app::gui_main(args);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(status, 2) << args.back();
+    EXPECT_NE(err.find("is the"), std::string::npos) << err;
+  }
+  fs::current_path(cwd);
+  EXPECT_EQ(read_text(trace), before);
+  EXPECT_EQ(read_text(scenario_copy), scenario_before);
 }
 
 TEST(GuiAppMain, NoDisplayIsAClearErrorNotACrash) {

@@ -74,8 +74,11 @@ class ClientTest : public ::testing::Test {
 // Options
 // ---------------------------------------------------------------------------------------
 
+// Options.init at each tag (options.go): the resolved defaults of the three profiles.
 TEST(OptionsTest, ProfilesHaveGoRedisDefaults) {
   Options v9 = Options::go_redis_v9(8);
+  v9.init();
+  EXPECT_EQ(v9.profile, "v9.0");
   EXPECT_EQ(v9.pool_size, 80);
   EXPECT_EQ(v9.read_timeout_us, seconds_to_us(3));
   EXPECT_EQ(v9.write_timeout_us, seconds_to_us(3));
@@ -86,16 +89,94 @@ TEST(OptionsTest, ProfilesHaveGoRedisDefaults) {
   EXPECT_EQ(v9.max_retry_backoff_us, ms_to_us(512));
   EXPECT_EQ(v9.conn_max_idle_time_us, seconds_to_us(1800));
   EXPECT_FALSE(v9.context_timeout_enabled);
+  EXPECT_FALSE(v9.retry_pool_timeout);
+  EXPECT_FALSE(v9.retry_dial_timeout);
+  EXPECT_EQ(v9.dial_attempts, 1);
+  Options v98 = Options::go_redis_v9_8();
+  v98.init();
+  EXPECT_EQ(v98.profile, "v9.8");
+  EXPECT_EQ(v98.read_timeout_us, seconds_to_us(3));
+  EXPECT_EQ(v98.pool_timeout_us, seconds_to_us(4));
+  EXPECT_EQ(v98.min_retry_backoff_us, ms_to_us(8));
+  EXPECT_TRUE(v98.retry_pool_timeout);
+  EXPECT_FALSE(v98.retry_dial_timeout);
+  EXPECT_EQ(v98.dial_attempts, 1);
   Options v922 = Options::go_redis_v9_22();
+  v922.init();
+  EXPECT_EQ(v922.profile, "v9.22");
   EXPECT_EQ(v922.pool_size, 10);
   EXPECT_EQ(v922.read_timeout_us, seconds_to_us(5));
+  EXPECT_EQ(v922.write_timeout_us, seconds_to_us(5));
   EXPECT_EQ(v922.pool_timeout_us, seconds_to_us(6));
   EXPECT_EQ(v922.min_retry_backoff_us, ms_to_us(10));
   EXPECT_EQ(v922.max_retry_backoff_us, seconds_to_us(1));
+  EXPECT_TRUE(v922.retry_pool_timeout);
+  EXPECT_TRUE(v922.retry_dial_timeout);
+  EXPECT_EQ(v922.dial_attempts, 5);
+  EXPECT_EQ(v922.dial_retry_delay_us, ms_to_us(100));
+  for (const std::string& name : Options::profile_names())
+    EXPECT_EQ(Options::for_profile(name)->profile, name);
+  EXPECT_FALSE(Options::for_profile("v9.21"));
   Options custom = Options::go_redis_v9();
   custom.read_timeout_us = seconds_to_us(1);
   custom.derive_from_read_timeout();
   EXPECT_EQ(custom.pool_timeout_us, seconds_to_us(2));
+}
+
+// 0 asks for the default and -1 switches off, as in go-redis; init() resolves once.
+TEST(OptionsTest, ZeroIsTheDefaultAndMinusOneIsOff) {
+  for (const std::string& name : Options::profile_names()) {
+    Options d = *Options::for_profile(name);
+    d.init();
+    Options zero = *Options::for_profile(name);
+    zero.max_retries = 0;
+    zero.min_retry_backoff_us = zero.max_retry_backoff_us = 0;
+    zero.read_timeout_us = zero.write_timeout_us = zero.pool_timeout_us = 0;
+    zero.dial_timeout_us = zero.conn_max_idle_time_us = 0;
+    zero.init();
+    EXPECT_EQ(zero.max_retries, 3) << name;
+    EXPECT_EQ(zero.min_retry_backoff_us, d.min_retry_backoff_us) << name;
+    EXPECT_EQ(zero.max_retry_backoff_us, d.max_retry_backoff_us) << name;
+    EXPECT_EQ(zero.read_timeout_us, d.read_timeout_us) << name;
+    EXPECT_EQ(zero.write_timeout_us, d.read_timeout_us) << name;
+    EXPECT_EQ(zero.pool_timeout_us, d.read_timeout_us + seconds_to_us(1)) << name;
+    EXPECT_EQ(zero.dial_timeout_us, seconds_to_us(5)) << name;
+    EXPECT_EQ(zero.conn_max_idle_time_us, seconds_to_us(1800)) << name;
+    // init() runs once: resolved values are not resolved again (0 retries stays 0).
+    Options off = *Options::for_profile(name);
+    off.max_retries = -1;
+    off.min_retry_backoff_us = off.max_retry_backoff_us = -1;
+    off.init().init();
+    EXPECT_EQ(off.max_retries, 0) << name;
+    EXPECT_EQ(off.min_retry_backoff_us, 0) << name;
+    EXPECT_EQ(off.max_retry_backoff_us, 0) << name;
+  }
+}
+
+// ReadTimeout -1: no timeout, and then PoolTimeout is 30 s, not 1 s; -2: no deadline set at
+// all; a positive one derives ReadTimeout + 1 s. A scenario's -1 ms means -1 too.
+TEST(OptionsTest, PoolTimeoutIsDerivedFromTheReadTimeout) {
+  struct Case {
+    TimeUs read, resolved_read, pool;
+  };
+  for (Case c :
+       {Case{Options::kNoTimeout, 0, seconds_to_us(30)}, Case{-ms_to_us(1), 0, seconds_to_us(30)},
+        Case{Options::kNoDeadline, -1, seconds_to_us(30)},
+        Case{-ms_to_us(2), -1, seconds_to_us(30)},
+        Case{ms_to_us(250), ms_to_us(250), ms_to_us(1250)}}) {
+    Options o = Options::go_redis_v9();
+    o.read_timeout_us = c.read;
+    o.derive_from_read_timeout();
+    EXPECT_EQ(o.pool_timeout_us, c.pool) << c.read;
+    Options raw = Options::go_redis_v9();
+    raw.read_timeout_us = c.read;
+    raw.pool_timeout_us = 0;
+    raw.write_timeout_us = 0;
+    raw.init();
+    EXPECT_EQ(raw.read_timeout_us, c.resolved_read) << c.read;
+    EXPECT_EQ(raw.write_timeout_us, c.resolved_read) << c.read;
+    EXPECT_EQ(raw.pool_timeout_us, c.pool) << c.read;
+  }
 }
 
 TEST(CommandsTest, BlockingCommandsAndTheirTimeouts) {
@@ -112,24 +193,44 @@ TEST(CommandsTest, BlockingCommandsAndTheirTimeouts) {
 
 TEST(BackoffTest, RetryBackoffFollowsGoRedis) {
   Prng prng(3);
-  for (int64_t retry = 1; retry <= 3; retry++) {
-    for (int i = 0; i < 200; i++) {
-      TimeUs d = retry_backoff_us(retry, ms_to_us(8), ms_to_us(512), prng, false);
-      EXPECT_GE(d, ms_to_us(8));
-      EXPECT_LT(d, ms_to_us(8) + (ms_to_us(8) << retry));
-    }
-  }
   for (int i = 0; i < 200; i++)
-    EXPECT_LE(retry_backoff_us(7, ms_to_us(8), ms_to_us(512), prng, false), ms_to_us(512));
-  EXPECT_EQ(retry_backoff_us(70, ms_to_us(8), ms_to_us(512), prng, false), ms_to_us(512));
-  EXPECT_EQ(retry_backoff_us(2, 0, ms_to_us(512), prng, false), 0);
+    EXPECT_LE(retry_backoff_us(7, ms_to_us(8), ms_to_us(512), prng), ms_to_us(512));
+  EXPECT_EQ(retry_backoff_us(70, ms_to_us(8), ms_to_us(512), prng), ms_to_us(512));
+  EXPECT_EQ(retry_backoff_us(2, 0, ms_to_us(512), prng), 0);
   // min == max pins the backoff (every draw is capped).
-  EXPECT_EQ(retry_backoff_us(1, ms_to_us(8), ms_to_us(8), prng, false), ms_to_us(8));
-  // The later form: (min << n) + jitter, at least min << n.
-  for (int i = 0; i < 200; i++) {
-    TimeUs d = retry_backoff_us(2, ms_to_us(10), seconds_to_us(1), prng, true);
-    EXPECT_GE(d, ms_to_us(40));
-    EXPECT_LT(d, ms_to_us(80));
+  EXPECT_EQ(retry_backoff_us(1, ms_to_us(8), ms_to_us(8), prng), ms_to_us(8));
+}
+
+// min + rand[0, min << n), capped at max, for both default ranges: over many draws every
+// value is in bounds and the draws cover the range from min up (a (min << n) + jitter form
+// would never go below min << n).
+TEST(BackoffTest, BoundsOverManyDraws) {
+  for (const std::string& name : Options::profile_names()) {
+    Options o = *Options::for_profile(name);
+    o.init();
+    TimeUs lo = o.min_retry_backoff_us, cap = o.max_retry_backoff_us;
+    Prng prng(17);
+    for (int64_t n = 1; n <= 6; n++) {
+      TimeUs top = std::min(lo + (lo << n), cap + 1);  // exclusive
+      TimeUs seen_min = kTimeNeverUs, seen_max = 0;
+      int64_t capped = 0;
+      for (int i = 0; i < 20000; i++) {
+        TimeUs d = retry_backoff_us(n, lo, cap, prng);
+        ASSERT_GE(d, lo) << name << " n=" << n;
+        ASSERT_LT(d, top) << name << " n=" << n;
+        seen_min = std::min(seen_min, d);
+        seen_max = std::max(seen_max, d);
+        if (d == cap) capped++;
+      }
+      // The lowest draws are near min, whatever n is.
+      EXPECT_LT(seen_min, lo + (lo << n) / 100 + 1) << name << " n=" << n;
+      if (lo + (lo << n) <= cap) {
+        EXPECT_GT(seen_max, lo + (lo << n) * 99 / 100) << name << " n=" << n;
+        EXPECT_EQ(capped, 0) << name << " n=" << n;
+      } else {
+        EXPECT_GT(capped, 0) << name << " n=" << n;  // draws past max are capped to it
+      }
+    }
   }
 }
 
@@ -148,7 +249,7 @@ TEST_F(ClientTest, FirstCommandDialsThenReusesTheConnection) {
   EXPECT_EQ(first->at_us, kNewConnUs + kRttUs + kServiceUs);
   auto commands = events("command", "app");
   ASSERT_EQ(commands.size(), 2u);
-  EXPECT_EQ(commands[0].text, "HELLO 2");
+  EXPECT_EQ(*commands[0].list(F::argv), (std::vector<std::string>{"HELLO", "2"}));
   command_at(scheduler.now_us(), c, {"GET", "k"}, second);
   scheduler.run_all();
   ASSERT_TRUE(second);
@@ -165,7 +266,7 @@ TEST_F(ClientTest, FirstCommandDialsThenReusesTheConnection) {
 TEST_F(ClientTest, PoolExhaustedByBlockingCommandsTimesOutAfterPoolTimeout) {
   Options o = Options::go_redis_v9();
   o.pool_size = 4;
-  o.max_retries = 0;  // go-redis MaxRetries: -1
+  o.max_retries = -1;  // no retries (0 would be the default, 3)
   Client& c = make_client("app", o);
   std::vector<std::optional<Outcome>> blpops(6);
   for (int i = 0; i < 6; i++)
@@ -194,8 +295,8 @@ TEST_F(ClientTest, PoolExhaustedByBlockingCommandsTimesOutAfterPoolTimeout) {
   EXPECT_EQ(s.idle_conns, 0u);
 }
 
-TEST_F(ClientTest, PoolTimeoutIsRetriedWithBackoff) {
-  Options o = Options::go_redis_v9();
+TEST_F(ClientTest, PoolTimeoutIsRetriedWithBackoffFromV98) {
+  Options o = Options::go_redis_v9_8();
   o.pool_size = 1;
   Client& c = make_client("app", o);
   std::optional<Outcome> blpop, get;
@@ -223,10 +324,9 @@ TEST_F(ClientTest, PoolTimeoutIsRetriedWithBackoff) {
   EXPECT_EQ(c.pool_stats().timeouts, 4u);
 }
 
-TEST_F(ClientTest, OlderVersionsDoNotRetryPoolTimeouts) {
+TEST_F(ClientTest, V90DoesNotRetryPoolTimeouts) {
   Options o = Options::go_redis_v9();
   o.pool_size = 1;
-  o.retry_pool_timeout = false;
   Client& c = make_client("app", o);
   std::optional<Outcome> blpop, get;
   command_at(0, c, {"BLPOP", "queue", "0"}, blpop);
@@ -251,7 +351,7 @@ TEST_F(ClientTest, BackoffSequenceIsExactAndSeeded) {
   ASSERT_EQ(backoffs.size(), 3u);
   TimeUs t = 0;
   for (int64_t attempt = 1; attempt <= 3; attempt++) {
-    TimeUs b = retry_backoff_us(attempt, ms_to_us(8), ms_to_us(512), prng, false);
+    TimeUs b = retry_backoff_us(attempt, ms_to_us(8), ms_to_us(512), prng);
     EXPECT_GE(b, ms_to_us(8));
     EXPECT_LT(b, ms_to_us(8) + (ms_to_us(8) << attempt));
     t += kRttUs;  // each refused dial takes one round trip
@@ -275,7 +375,7 @@ class StalledServerTest : public ClientTest {
       command_at(0, *c, {"PING"}, warmups.back());
     }
     Options admin_options = Options::go_redis_v9();
-    admin_options.max_retries = 0;
+    admin_options.max_retries = -1;
     Client& admin = make_client("admin", admin_options);
     command_at(ms_to_us(1), admin, {"DEBUG", "SLEEP", "60"}, stall);
   }
@@ -456,29 +556,72 @@ TEST_F(ClientTest, PoolStatsAreSampledPeriodically) {
   ASSERT_EQ(samples.size(), 4u);
   EXPECT_EQ(samples[0].time_us, 0);
   EXPECT_EQ(samples[3].time_us, seconds_to_us(3));
-  EXPECT_EQ(samples[0].text, "hits=0 misses=0 timeouts=0 total=0 idle=0 stale=0");
-  EXPECT_EQ(samples[3].text, "hits=0 misses=1 timeouts=0 total=1 idle=1 stale=0");
+  EXPECT_EQ(samples[0].num_or(F::misses, -1), 0);
+  EXPECT_EQ(samples[0].num_or(F::total, -1), 0);
+  EXPECT_EQ(samples[3].num_or(F::hits, -1), 0);
+  EXPECT_EQ(samples[3].num_or(F::misses, -1), 1);
+  EXPECT_EQ(samples[3].num_or(F::timeouts, -1), 0);
+  EXPECT_EQ(samples[3].num_or(F::total, -1), 1);
+  EXPECT_EQ(samples[3].num_or(F::idle, -1), 1);
+  EXPECT_EQ(samples[3].num_or(F::stale, -1), 0);
 }
 
-TEST_F(ClientTest, DialTimeoutsInAPartitionAreRetried) {
-  Options o = Options::go_redis_v9();
+// Before v9.22 a dial timeout is a net.Error with Timeout() true, and getConn passes
+// retryTimeout = false: the call fails after one DialTimeout.
+TEST_F(ClientTest, DialTimeoutIsNotRetriedBeforeV922) {
+  for (Options o : {Options::go_redis_v9(), Options::go_redis_v9_8()}) {
+    Client& c = make_client("app" + o.profile, o);
+    network.set_partition("app" + o.profile, "redis", true);
+    std::optional<Outcome> get;
+    command_at(scheduler.now_us(), c, {"GET", "k"}, get);
+    TimeUs start = scheduler.now_us();
+    scheduler.run_until(start + seconds_to_us(20));
+    ASSERT_TRUE(get) << o.profile;
+    EXPECT_EQ(get->result.error.kind, ErrorKind::DialTimeout) << o.profile;
+    EXPECT_EQ(get->at_us, start + seconds_to_us(5)) << o.profile;
+    EXPECT_EQ(events("dial_timeout", "app" + o.profile).size(), 1u) << o.profile;
+    EXPECT_TRUE(events("backoff", "app" + o.profile).empty()) << o.profile;
+  }
+}
+
+// v9.22: dialConn tries 5 dials 100 ms apart, each with its own DialTimeout (DialerRetries,
+// PR #3705), and a dial timeout is retried by the call as well (PRs #3787, #3810).
+TEST_F(ClientTest, V922TriesEachDialAgainAndRetriesDialTimeouts) {
+  Options o = Options::go_redis_v9_22();
   o.min_retry_backoff_us = o.max_retry_backoff_us = ms_to_us(8);
   Client& c = make_client("app", o);
   network.set_partition("app", "redis", true);
   scheduler.schedule_at(seconds_to_us(7), [&] { network.set_partition("app", "redis", false); });
   std::optional<Outcome> get;
   command_at(0, c, {"GET", "k"}, get);
-  scheduler.run_all();
+  scheduler.run_until(seconds_to_us(60));
   ASSERT_TRUE(get);
   EXPECT_TRUE(get->result.ok());
-  // Two dials swallowed by the partition (5 s each), the third after it healed.
+  // Try 1 swallowed (times out at 5 s), try 2 at 5.1 s swallowed too (healed at 7 s, but its
+  // SYN was dropped), try 3 at 10.2 s connects: all within one dialConn, one pool miss.
   auto timeouts = events("dial_timeout", "app");
   ASSERT_EQ(timeouts.size(), 2u);
   EXPECT_EQ(timeouts[0].time_us, seconds_to_us(5));
-  EXPECT_EQ(timeouts[1].time_us, seconds_to_us(10) + ms_to_us(8));
-  EXPECT_EQ(timeouts[0].text, "dial tcp: i/o timeout");
-  EXPECT_EQ(get->at_us, seconds_to_us(10) + 2 * ms_to_us(8) + kNewConnUs + kRttUs + kServiceUs);
-  EXPECT_EQ(c.pool_stats().misses, 3u);
+  EXPECT_EQ(timeouts[1].time_us, seconds_to_us(10) + ms_to_us(100));
+  EXPECT_EQ(events("dial", "app").size(), 3u);
+  EXPECT_TRUE(events("backoff", "app").empty());
+  EXPECT_EQ(get->at_us, seconds_to_us(10) + ms_to_us(200) + kNewConnUs + kRttUs + kServiceUs);
+  EXPECT_EQ(c.pool_stats().misses, 1u);
+  // A whole dialConn that times out is retried by the call (MaxRetries 3, 8 ms backoff).
+  Options once = Options::go_redis_v9_22();
+  once.dial_attempts = 1;
+  once.dial_timeout_us = seconds_to_us(1);
+  once.min_retry_backoff_us = once.max_retry_backoff_us = ms_to_us(8);
+  Client& d = make_client("app2", once);
+  network.set_partition("app2", "redis", true);
+  std::optional<Outcome> get2;
+  TimeUs t = scheduler.now_us();
+  command_at(t, d, {"GET", "k"}, get2);
+  scheduler.run_until(t + seconds_to_us(60));
+  ASSERT_TRUE(get2);
+  EXPECT_EQ(get2->result.error.kind, ErrorKind::DialTimeout);
+  EXPECT_EQ(events("dial_timeout", "app2").size(), 4u);
+  EXPECT_EQ(get2->at_us, t + 4 * seconds_to_us(1) + 3 * ms_to_us(8));
 }
 
 TEST_F(ClientTest, RetryableServerErrorsAreRetriedOthersAreNot) {
@@ -584,9 +727,9 @@ TEST_F(ClientTest, TxPipelineWrapsInMultiExec) {
   EXPECT_EQ(ok->results[1].reply, Reply::integer_reply(2));
   auto commands = events("command", "app");
   ASSERT_EQ(commands.size(), 5u);
-  EXPECT_EQ(commands[0].text, "HELLO 2");
-  EXPECT_EQ(commands[1].text, "MULTI");
-  EXPECT_EQ(commands[4].text, "EXEC");
+  EXPECT_EQ(commands[0].list(F::argv)->at(0), "HELLO");
+  EXPECT_EQ(*commands[1].list(F::argv), std::vector<std::string>{"MULTI"});
+  EXPECT_EQ(*commands[4].list(F::argv), std::vector<std::string>{"EXEC"});
   c.tx_pipeline({}, {{"SET", "a", "5"}, {"INCR"}}, [&](PipelineResult r) { aborted = r; });
   scheduler.run_all();
   ASSERT_TRUE(aborted);
@@ -618,7 +761,7 @@ TEST_F(ClientTest, WatchHelperRetriesThenGivesUpWithTxFailed) {
   EXPECT_EQ(server_get("counter"), Reply::bulk("3"));
   EXPECT_EQ(events("watch_retry", "app").size(), 2u);
   EXPECT_EQ(events("watch_gave_up", "app").size(), 1u);
-  EXPECT_EQ(events("command", "app").back().text, "UNWATCH");
+  EXPECT_EQ(*events("command", "app").back().list(F::argv), std::vector<std::string>{"UNWATCH"});
   PoolStats s = c.pool_stats();
   EXPECT_EQ(s.misses, 1u);  // one connection, given back after each attempt
   EXPECT_EQ(s.hits, 2u);
@@ -666,9 +809,10 @@ TEST_F(ClientTest, ScriptRunFallsBackToEvalOnNoscript) {
   EXPECT_EQ(events("script_fallback", "app").size(), 2u);
   auto calls = events("call", "app");
   ASSERT_EQ(calls.size(), 6u);  // EVALSHA EVAL EVALSHA SCRIPT EVALSHA EVAL
-  EXPECT_EQ(calls[0].text.substr(0, 7), "EVALSHA");
-  EXPECT_EQ(calls[1].text.substr(0, 4), "EVAL");
-  EXPECT_EQ(calls[0].text, "EVALSHA " + script.sha1_hex + " 1 n");
+  EXPECT_EQ(calls[0].list(F::argv)->at(0), "EVALSHA");
+  EXPECT_EQ(calls[1].list(F::argv)->at(0), "EVAL");
+  EXPECT_EQ(*calls[0].list(F::argv),
+            (std::vector<std::string>{"EVALSHA", script.sha1_hex, "1", "n"}));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -819,6 +963,329 @@ TEST(ClientDeterminismTest, SameSeedGivesByteIdenticalTrace) {
   EXPECT_NE(a.find("read_timeout"), std::string::npos);  // the partition made timeouts
   EXPECT_NE(a.find("pubsub_resubscribe"), std::string::npos);
   EXPECT_NE(a.find("pool_stats_sample"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------
+// Profiles, retries and the dial-error circuit breaker
+// ---------------------------------------------------------------------------------------
+
+// max_retries 0 is go-redis' default (3 retries); -1 disables retries.
+TEST_F(ClientTest, MaxRetriesZeroIsTheDefaultMinusOneIsNone) {
+  struct Case {
+    int64_t max_retries;
+    size_t dials;
+  };
+  for (Case k : {Case{0, 4}, Case{-1, 1}, Case{2, 3}}) {
+    Options o = Options::go_redis_v9();
+    o.max_retries = k.max_retries;
+    std::string name = "app" + std::to_string(k.max_retries);
+    Client& c = make_client(name, o, 1, "nowhere");
+    std::optional<Outcome> get;
+    command_at(scheduler.now_us(), c, {"GET", "k"}, get);
+    scheduler.run_all();
+    ASSERT_TRUE(get) << k.max_retries;
+    EXPECT_EQ(get->result.error.kind, ErrorKind::Refused) << k.max_retries;
+    EXPECT_EQ(events("dial", name).size(), k.dials) << k.max_retries;
+    EXPECT_EQ(events("backoff", name).size(), k.dials - 1) << k.max_retries;
+  }
+}
+
+// The same starved pool under each profile: v9.0 gives up after one PoolTimeout, v9.8 and
+// v9.22 retry the pool timeout MaxRetries times (each with its profile's PoolTimeout).
+TEST_F(ClientTest, PoolTimeoutRetryDiffersByProfile) {
+  struct Case {
+    Options options;
+    size_t pool_timeouts;
+    TimeUs pool_timeout;
+  };
+  for (Case k : {Case{Options::go_redis_v9(), 1, seconds_to_us(4)},
+                 Case{Options::go_redis_v9_8(), 4, seconds_to_us(4)},
+                 Case{Options::go_redis_v9_22(), 4, seconds_to_us(6)}}) {
+    Options o = k.options;
+    o.pool_size = 1;
+    std::string name = "app" + o.profile;
+    Client& c = make_client(name, o);
+    std::optional<Outcome> blpop, get;
+    TimeUs t = scheduler.now_us();
+    command_at(t, c, {"BLPOP", "queue-" + o.profile, "0"}, blpop);
+    command_at(t + seconds_to_us(1), c, {"GET", "k"}, get, Context{kTimeNeverUs, 7, {}});
+    scheduler.run_until(t + seconds_to_us(120));
+    ASSERT_TRUE(get) << o.profile;
+    EXPECT_EQ(get->result.error.kind, ErrorKind::PoolTimeout) << o.profile;
+    auto timeouts = events("pool_timeout", name, 7);
+    ASSERT_EQ(timeouts.size(), k.pool_timeouts) << o.profile;
+    EXPECT_EQ(timeouts[0].time_us, t + seconds_to_us(1) + k.pool_timeout) << o.profile;
+    EXPECT_EQ(events("backoff", name, 7).size(), k.pool_timeouts - 1) << o.profile;
+  }
+}
+
+class BreakerTest : public ClientTest {
+ protected:
+  // A client with a pool of 3 whose calls are not retried: one call, one dial.
+  Client& client(const std::string& name) {
+    Options o = Options::go_redis_v9();
+    o.pool_size = 3;
+    o.max_retries = -1;
+    return make_client(name, o);
+  }
+  Outcome call_at(Client& c, TimeUs t) {
+    std::optional<Outcome> out;
+    command_at(t, c, {"GET", "k"}, out);
+    scheduler.run_until(t + ms_to_us(50));
+    EXPECT_TRUE(out);
+    return out ? *out : Outcome{};
+  }
+  std::vector<TraceEvent> probes(const std::string& actor) const {
+    std::vector<TraceEvent> out;
+    for (const TraceEvent& e : events("dial", actor))
+      if (e.str_or(F::reason) == "probe") out.push_back(e);
+    return out;
+  }
+};
+
+// PoolSize failed dials open the breaker: the next call gets the last dial error at once,
+// without a dial.
+TEST_F(BreakerTest, PoolSizeFailedDialsReturnTheLastErrorAtOnce) {
+  Client& c = client("app");
+  network.set_refused("app", "redis", true);
+  for (int i = 0; i < 3; i++) {
+    Outcome o = call_at(c, ms_to_us(100) * (i + 1));
+    EXPECT_EQ(o.result.error.kind, ErrorKind::Refused);
+    EXPECT_EQ(o.at_us, ms_to_us(100) * (i + 1) + kRttUs);  // a real dial, refused
+  }
+  EXPECT_TRUE(c.pool().breaker_open());
+  ASSERT_EQ(events("pool_breaker_open", "app").size(), 1u);
+  EXPECT_EQ(events("pool_breaker_open", "app")[0].time_us, ms_to_us(300) + kRttUs);
+  size_t dials = events("dial", "app").size() - probes("app").size();
+  EXPECT_EQ(dials, 3u);
+  Outcome fast = call_at(c, ms_to_us(500));
+  EXPECT_EQ(fast.at_us, ms_to_us(500));  // no network round trip
+  EXPECT_EQ(fast.result.error.kind, ErrorKind::Refused);
+  EXPECT_EQ(fast.result.error.text, "dial tcp: connect: connection refused");
+  EXPECT_EQ(events("dial", "app").size() - probes("app").size(), 3u);
+  ASSERT_EQ(events("pool_breaker_fail", "app").size(), 1u);
+}
+
+// While open, a background probe redials at most once per second (a dial, then 1 s of
+// sleep); the calls meanwhile never dial.
+TEST_F(BreakerTest, ProbeRedialsAtMostOncePerSecond) {
+  Client& c = client("app");
+  network.set_refused("app", "redis", true);
+  for (int i = 0; i < 3; i++) call_at(c, ms_to_us(100) * (i + 1));
+  TimeUs opened = ms_to_us(300) + kRttUs;
+  for (int i = 0; i < 40; i++) call_at(c, opened + ms_to_us(250) * (i + 1));  // to +10.05 s
+  auto p = probes("app");
+  ASSERT_GE(p.size(), 9u);
+  EXPECT_LE(p.size(), 11u);
+  EXPECT_EQ(p[0].time_us, opened);
+  for (size_t i = 1; i < p.size(); i++)
+    EXPECT_GE(p[i].time_us - p[i - 1].time_us, seconds_to_us(1));
+  EXPECT_EQ(events("dial", "app").size() - p.size(), 3u);  // the 40 calls never dialed
+  EXPECT_EQ(events("pool_breaker_fail", "app").size(), 40u);
+  EXPECT_TRUE(c.pool().breaker_open());
+}
+
+// Only a successful probe closes it; a successful ordinary dial does not reset the count,
+// so failures that are not consecutive add up to PoolSize too.
+TEST_F(BreakerTest, OnlyASuccessfulProbeResetsIt) {
+  Client& c = client("app");
+  network.set_refused("app", "redis", true);
+  call_at(c, ms_to_us(100));
+  call_at(c, ms_to_us(200));
+  EXPECT_EQ(c.pool().dial_errors(), 2);
+  network.set_refused("app", "redis", false);
+  Outcome ok = call_at(c, ms_to_us(300));
+  EXPECT_TRUE(ok.result.ok());
+  EXPECT_EQ(c.pool().dial_errors(), 2);  // not reset by a good dial
+  // The pooled connection is dropped; the next call dials again and fails: 3 in all.
+  network.disconnect(events("dial_ok", "app").back().connection);
+  scheduler.run_until(ms_to_us(350));
+  network.set_refused("app", "redis", true);
+  Outcome third = call_at(c, ms_to_us(400));
+  EXPECT_EQ(third.result.error.kind, ErrorKind::Refused);
+  EXPECT_TRUE(c.pool().breaker_open());
+  TimeUs opened = events("pool_breaker_open", "app").at(0).time_us;
+  // The server takes connections again at opened + 2.5 s: the probe at opened + 2 s (+ its
+  // refused round trip) still fails, the one a second later succeeds and resets.
+  scheduler.schedule_at(opened + ms_to_us(2500),
+                        [&] { network.set_refused("app", "redis", false); });
+  Outcome still = call_at(c, opened + ms_to_us(2900));
+  EXPECT_EQ(still.result.error.kind, ErrorKind::Refused);
+  EXPECT_EQ(still.at_us, opened + ms_to_us(2900));
+  scheduler.run_until(opened + seconds_to_us(5));
+  auto resets = events("pool_breaker_reset", "app");
+  ASSERT_EQ(resets.size(), 1u);
+  EXPECT_EQ(resets[0].time_us, opened + 3 * (kRttUs + seconds_to_us(1)) + kRttUs);
+  EXPECT_FALSE(c.pool().breaker_open());
+  EXPECT_EQ(c.pool().dial_errors(), 0);
+  Outcome after = call_at(c, opened + seconds_to_us(5));
+  EXPECT_TRUE(after.result.ok());
+  EXPECT_EQ(probes("app").size(), 4u);  // and no probe after the reset
+  scheduler.run_until(opened + seconds_to_us(20));
+  EXPECT_EQ(probes("app").size(), 4u);
+}
+
+// A PubSub reconnects through the same breaker (pool.NewConn -> dialConn): after PoolSize
+// refused redials it resubscribes only once the probe got through, not when the server
+// takes connections again.
+TEST_F(ClientTest, PubSubReconnectWaitsForTheBreakersProbe) {
+  Options o = Options::go_redis_v9();
+  o.pool_size = 3;
+  Client& sub = make_client("sub", o);
+  PubSub ps(sub, 1);
+  ps.subscribe({"news"}, [](Error) {});
+  scheduler.run_until(ms_to_us(10));
+  scheduler.schedule_at(ms_to_us(20), [&] {
+    network.set_refused("sub", "redis", true);
+    network.disconnect(ps.conn_id());
+  });
+  // Redials: refused at once, then every 100 ms; the third failure opens the breaker.
+  scheduler.schedule_at(ms_to_us(700), [&] { network.set_refused("sub", "redis", false); });
+  scheduler.run_until(seconds_to_us(5));
+  TimeUs opened = events("pool_breaker_open", "sub").at(0).time_us;
+  EXPECT_LT(opened, ms_to_us(300));
+  auto reset = events("pool_breaker_reset", "sub");
+  ASSERT_EQ(reset.size(), 1u);
+  EXPECT_GT(reset[0].time_us, opened + seconds_to_us(1));  // the second probe
+  auto back = events("pubsub_resubscribe", "sub");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_GT(back[0].time_us, reset[0].time_us);
+  EXPECT_LT(back[0].time_us, reset[0].time_us + ms_to_us(101) + kNewConnUs);
+  EXPECT_FALSE(events("pool_breaker_fail", "sub").empty());
+  ps.close();
+}
+
+// ---------------------------------------------------------------------------------------
+// PubSub.Channel()
+// ---------------------------------------------------------------------------------------
+
+class ChannelTest : public ClientTest {
+ protected:
+  // A subscriber on "news" (connected by 10 ms) and a warm publisher.
+  void SetUp() override {
+    pub_ = &make_client("pub");
+    command_at(0, *pub_, {"PING"}, warm_);
+    sub_ = std::make_unique<PubSub>(make_client("sub"), 1);
+    sub_->on_message = [this](const Message& m) { got_.push_back(m); };
+  }
+  void TearDown() override { sub_->close(); }
+  void publish_at(TimeUs t, int n, size_t bytes = 10) {
+    for (int i = 0; i < n; i++) {
+      outs_.emplace_back();
+      std::string payload = "m" + std::to_string(next_++);
+      payload.resize(std::max(payload.size(), bytes), '.');
+      command_at(t, *pub_, {"PUBLISH", "news", payload}, outs_.back());
+    }
+  }
+  std::string name(size_t i) const {
+    return got_.at(i).payload.substr(0, got_[i].payload.find('.'));
+  }
+  Client* pub_ = nullptr;
+  std::unique_ptr<PubSub> sub_;
+  std::vector<Message> got_;
+  std::deque<std::optional<Outcome>> outs_;
+  std::optional<Outcome> warm_;
+  int next_ = 1;
+};
+
+// A full Go channel blocks the reader; after the send timeout the message is dropped and
+// the reader reads on. The application takes messages at its own pace.
+TEST_F(ChannelTest, AFullChannelDropsAfterTheSendTimeout) {
+  ChannelOptions co;
+  co.size = 2;
+  co.send_timeout_us = seconds_to_us(1);
+  co.handle_us = seconds_to_us(10);
+  co.health_check_us = 0;
+  sub_->channel(co);
+  sub_->subscribe({"news"}, [](Error) {});
+  scheduler.run_until(ms_to_us(10));
+  publish_at(ms_to_us(10), 5);
+  scheduler.run_until(ms_to_us(500));
+  // m1 taken at once (handling it takes 10 s), m2 and m3 wait, m4 blocks the reader.
+  ASSERT_EQ(got_.size(), 1u);
+  EXPECT_EQ(name(0), "m1");
+  EXPECT_EQ(sub_->queued(), 2u);
+  EXPECT_TRUE(sub_->reader_blocked());
+  scheduler.run_until(seconds_to_us(25));
+  auto dropped = events("pubsub_dropped", "sub");
+  ASSERT_EQ(dropped.size(), 2u);  // m4, then m5 a second later
+  EXPECT_EQ(dropped[0].str_or(F::message).substr(0, 2), "m4");
+  EXPECT_EQ(dropped[1].str_or(F::message).substr(0, 2), "m5");
+  EXPECT_EQ(dropped[1].time_us - dropped[0].time_us, seconds_to_us(1));
+  EXPECT_EQ(sub_->dropped(), 2);
+  ASSERT_EQ(got_.size(), 3u);
+  EXPECT_EQ(name(1), "m2");
+  EXPECT_EQ(name(2), "m3");
+  EXPECT_EQ(got_[2].received_us - got_[1].received_us, seconds_to_us(10));
+  EXPECT_EQ(events("pubsub_message", "sub").size(), 3u);
+}
+
+// The reader drains the socket into the channel, so a slow application does not fill the
+// server's output buffer (client-output-buffer-limit pubsub) while the channel has room;
+// with a small channel the reader stops reading, the buffer fills and the server cuts it.
+TEST_F(ChannelTest, TheChannelShieldsTheServerBufferUntilItIsFull) {
+  std::optional<Outcome> limit;
+  command_at(0, *pub_, {"CONFIG", "SET", "client-output-buffer-limit", "pubsub 16kb 8kb 60"},
+             limit);
+  ChannelOptions co;
+  co.size = 100;
+  co.handle_us = ms_to_us(300);
+  co.health_check_us = 0;
+  sub_->channel(co);
+  sub_->subscribe({"news"}, [](Error) {});
+  scheduler.run_until(ms_to_us(10));
+  for (int i = 0; i < 20; i++) publish_at(ms_to_us(10) + ms_to_us(10) * i, 1, 4096);
+  scheduler.run_until(ms_to_us(400));
+  EXPECT_GE(sub_->queued(), 18u);  // the backlog is in the client's memory
+  scheduler.run_until(seconds_to_us(10));
+  EXPECT_TRUE(events("client_cut").empty());
+  EXPECT_TRUE(events("pubsub_disconnected", "sub").empty());
+  EXPECT_EQ(got_.size(), 20u);
+}
+
+TEST_F(ChannelTest, AFullChannelStopsReadingAndTheServerCutsTheSubscriber) {
+  std::optional<Outcome> limit;
+  command_at(0, *pub_, {"CONFIG", "SET", "client-output-buffer-limit", "pubsub 16kb 8kb 60"},
+             limit);
+  ChannelOptions co;
+  co.size = 3;
+  co.handle_us = seconds_to_us(5);
+  co.health_check_us = 0;
+  sub_->channel(co);
+  sub_->subscribe({"news"}, [](Error) {});
+  scheduler.run_until(ms_to_us(10));
+  for (int i = 0; i < 20; i++) publish_at(ms_to_us(10) + ms_to_us(10) * i, 1, 4096);
+  scheduler.run_until(seconds_to_us(1));
+  // m1 taken, m2..m4 queued, m5 blocks the reader; the server's buffer passed 16 KB.
+  EXPECT_FALSE(events("client_cut").empty());
+  EXPECT_TRUE(sub_->reader_blocked());
+  // The blocked reader has not noticed the EOF yet.
+  EXPECT_TRUE(events("pubsub_disconnected", "sub").empty());
+  scheduler.run_until(seconds_to_us(8));
+  // Once the application took m2 (at 5 s) the reader sends m5, reads, sees EOF, reconnects.
+  auto gone = events("pubsub_disconnected", "sub");
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_GE(gone[0].time_us, seconds_to_us(5));
+  EXPECT_FALSE(events("pubsub_resubscribe", "sub").empty());
+  EXPECT_TRUE(events("pubsub_dropped", "sub").empty());  // 1 min send timeout not reached
+}
+
+// The health check writes PING when nothing arrived for its interval (3 s by default).
+TEST_F(ChannelTest, HealthCheckPingsAQuietConnection) {
+  sub_->channel(ChannelOptions{});
+  sub_->subscribe({"news"}, [](Error) {});
+  publish_at(seconds_to_us(2), 1);
+  scheduler.run_until(seconds_to_us(9) + ms_to_us(1));
+  std::vector<TimeUs> pings;
+  for (const TraceEvent& e : events("command", "sub"))
+    if (e.list(F::argv) && e.list(F::argv)->at(0) == "PING") pings.push_back(e.time_us);
+  // The message at ~2 s resets the interval: a ping 3 s later; its pong (any reply is as
+  // good as a message) resets it again.
+  ASSERT_EQ(pings.size(), 2u);
+  EXPECT_GT(pings[0], seconds_to_us(5));
+  EXPECT_LT(pings[0], seconds_to_us(5) + ms_to_us(2));
+  EXPECT_EQ(pings[1], pings[0] + kRttUs + kServiceUs + seconds_to_us(3));
+  EXPECT_EQ(got_.size(), 1u);
 }
 
 }  // namespace

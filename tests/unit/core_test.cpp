@@ -278,19 +278,50 @@ TEST(Trace, JsonLayoutIsStable) {
   Trace t;
   t.set_meta("seed", "7");
   t.set_meta("backend", "fake");
-  t.append(TraceEvent{12, "command", "a", 3, 1, 0, "GET k"});
-  t.append(TraceEvent{14, "reply", "a", 3, 1, 0, "(nil)"});
+  TraceEvent command{12, "command", "a", 3, 1, 0, ""};
+  command.span = t.new_span();
+  t.append(std::move(command).with(F::argv, std::vector<std::string>{"GET", "k"}));
+  TraceEvent reply{14, "reply", "a", 3, 1, 0, ""};
+  reply.ends = 1;
+  t.append(std::move(reply).with(F::reply, "(nil)"));
+  t.append(TraceEvent{20, "note", "", -1, -1, -1, "a \"quoted\" note"});
+  // Identity fields at their defaults are left out; typed fields follow them, text last.
   EXPECT_EQ(trace_to_json(t),
-            "{\"format\":\"redlab-trace\",\"version\":1,\n"
+            "{\"format\":\"redlab-trace\",\"version\":2,\n"
             "\"meta\":{\"backend\":\"fake\",\"seed\":\"7\"},\n"
             "\"events\":[\n"
             "{\"time_us\":12,\"kind\":\"command\",\"actor\":\"a\",\"connection\":3,\"step\":1,"
-            "\"attempt\":0,\"text\":\"GET k\"},\n"
+            "\"attempt\":0,\"span\":1,\"argv\":[\"GET\",\"k\"]},\n"
             "{\"time_us\":14,\"kind\":\"reply\",\"actor\":\"a\",\"connection\":3,\"step\":1,"
-            "\"attempt\":0,\"text\":\"(nil)\"}\n"
+            "\"attempt\":0,\"ends\":1,\"reply\":\"(nil)\"},\n"
+            "{\"time_us\":20,\"kind\":\"note\",\"text\":\"a \\\"quoted\\\" note\"}\n"
             "]}\n");
   EXPECT_EQ(trace_to_json(Trace{}),
-            "{\"format\":\"redlab-trace\",\"version\":1,\n\"meta\":{},\n\"events\":[\n]}\n");
+            "{\"format\":\"redlab-trace\",\"version\":2,\n\"meta\":{},\n\"events\":[\n]}\n");
+}
+
+TEST(Trace, TypedFieldsRoundTripAndRead) {
+  Trace t;
+  TraceEvent e{5, "key_set", "redis", 2, -1, -1, ""};
+  e.with(F::key, "lock:job:42").with(F::expire_at_ms, int64_t(1767225610001)).with(F::cause, 4);
+  e.with(F::key, "lock:job:43");  // a second with() replaces the value
+  t.append(std::move(e));
+  std::string error;
+  auto back = trace_from_json(trace_to_json(t), &error);
+  ASSERT_TRUE(back) << error;
+  const TraceEvent& r = back->events()[0];
+  EXPECT_EQ(r.str_or(F::key), "lock:job:43");
+  EXPECT_EQ(r.num_or(F::expire_at_ms, 0), 1767225610001);
+  EXPECT_EQ(r.num_or(F::cause, 0), 4);
+  EXPECT_EQ(r.num(F::ttl_us), nullptr);
+  EXPECT_EQ(r.fields.size(), 3u);
+  EXPECT_EQ(*back, t);
+  // \u escapes, surrogate pairs and whitespace read like their raw forms.
+  auto escaped = trace_from_json(
+      "{ \"format\" : \"redlab-trace\", \"version\" : 2, \"events\" : [ { \"time_us\" : 1, "
+      "\"kind\" : \"x\", \"text\" : \"\\u00e9\\ud83d\\ude00\\/\" } ] }");
+  ASSERT_TRUE(escaped);
+  EXPECT_EQ(escaped->events()[0].text, "\xc3\xa9\xf0\x9f\x98\x80/");
 }
 
 TEST(Trace, JsonRoundTrip) {
@@ -328,7 +359,7 @@ TEST(Trace, InvalidUtf8IsReplacedNotThrown) {
 
 TEST(Trace, OptionalFieldsDefault) {
   auto t = trace_from_json(
-      R"({"format":"redlab-trace","version":1,"events":[{"time_us":5,"kind":"x"}]})");
+      R"({"format":"redlab-trace","version":2,"events":[{"time_us":5,"kind":"x"}]})");
   ASSERT_TRUE(t.has_value());
   ASSERT_EQ(t->size(), 1u);
   EXPECT_EQ(t->events()[0], (TraceEvent{5, "x", "", -1, -1, -1, ""}));
@@ -341,34 +372,62 @@ TEST(Trace, RejectsBadInputWithALocatedReason) {
     const char* error;
   };
   const Case cases[] = {
-      {"", "trace: [json.exception.parse_error.101]"},
-      {"{\"format\":", "parse error at line 1, column 11"},
-      {"[]", "trace: expected a JSON object"},
-      {R"({"version":1})", "format: expected \"redlab-trace\""},
-      {R"({"format":"other","version":1})", "format: expected"},
+      {"", "1:1: trace: the file is empty"},
+      {"{\"format\":", "1:11: format: unexpected end of input (a truncated trace?)"},
+      {"[]", "1:1: trace: expected a JSON object"},
+      {R"({"version":2})", "format: missing"},
+      {R"({"format":"other","version":2})", "1:11: format: expected \"redlab-trace\""},
       {R"({"format":"redlab-trace"})", "version: missing"},
-      {R"({"format":"redlab-trace","version":"1"})", "version: expected an integer"},
-      {R"({"format":"redlab-trace","version":2})", "version: 2 is not supported"},
-      {R"({"format":"redlab-trace","version":1,"extra":0})", "trace: unknown field 'extra'"},
-      {R"({"format":"redlab-trace","version":1,"meta":[]})", "meta: expected an object"},
-      {R"({"format":"redlab-trace","version":1,"meta":{"seed":1}})",
+      {R"({"format":"redlab-trace","version":"2"})", "version: expected an integer"},
+      {R"({"format":"redlab-trace","version":3})", "version: 3 is not supported"},
+      {R"({"format":"redlab-trace","version":1,"events":[]})",
+       "version: a version 1 trace, written by redlab before trace version 2"},
+      {R"({"format":"redlab-trace","version":2,"extra":0})", "trace: unknown field 'extra'"},
+      {R"({"format":"redlab-trace","version":2,"meta":[]})", "meta: expected '{'"},
+      {R"({"format":"redlab-trace","version":2,"meta":{"seed":1}})",
        "meta.seed: expected a string"},
-      {R"({"format":"redlab-trace","version":1,"events":{}})", "events: expected an array"},
-      {R"({"format":"redlab-trace","version":1,"events":[1]})", "events[0]: expected an object"},
-      {R"({"format":"redlab-trace","version":1,"events":[{"kind":"x"}]})",
+      {R"({"format":"redlab-trace","version":2,"events":{}})", "events: expected '['"},
+      {R"({"format":"redlab-trace","version":2,"events":[1]})", "events[0]: expected '{'"},
+      {R"({"format":"redlab-trace","version":2,"events":[{"kind":"x"}]})",
        "events[0]: missing field 'time_us'"},
-      {R"({"format":"redlab-trace","version":1,"events":[{"time_us":1}]})",
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1}]})",
        "events[0]: missing field 'kind'"},
-      {R"({"format":"redlab-trace","version":1,"events":[{"time_us":1,"kind":"x"},)"
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x"},)"
        R"({"time_us":1.5,"kind":"x"}]})",
-       "events[1].time_us: expected an integer"},
-      {R"({"format":"redlab-trace","version":1,"events":[{"time_us":18446744073709551615,)"
+       "events[1].time_us: expected an integer (traces have no fractions)"},
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":18446744073709551615,)"
        R"("kind":"x"}]})",
        "events[0].time_us: integer out of range"},
-      {R"({"format":"redlab-trace","version":1,"events":[{"time_us":1,"kind":"x","step":"a"}]})",
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x","step":"a"}]})",
        "events[0].step: expected an integer"},
-      {R"({"format":"redlab-trace","version":1,"events":[{"time_us":1,"kind":"x","who":1}]})",
-       "events[0]: unknown field 'who'"},
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x","nope":1}]})",
+       "events[0]: unknown field 'nope'"},
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x","who":1}]})",
+       "events[0].who: expected '['"},
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x","key":2}]})",
+       "events[0].key: expected a string"},
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x","kind":"y"}]})",
+       "events[0].kind: given twice"},
+      // Time never goes backwards, and starts at 0.
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":-1,"kind":"x"}]})",
+       "events[0].time_us: -1 is before the start of the run"},
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":5,"kind":"x"},)"
+       R"({"time_us":4,"kind":"y"}]})",
+       "events[1].time_us: 4 is earlier than the event before it (5)"},
+      // Spans: begun once, ended once, after they began.
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x","ends":3}]})",
+       "events[0].ends: span 3 was never begun"},
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x","span":3},)"
+       R"({"time_us":1,"kind":"y","span":3}]})",
+       "events[1].span: span 3 was begun before"},
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x","span":3},)"
+       R"({"time_us":1,"kind":"y","ends":3},{"time_us":1,"kind":"z","ends":3}]})",
+       "events[2].ends: span 3 has already ended"},
+      // A truncated file says where it ends.
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x"},{"time_us":2,)",
+       "events[1]: unexpected end of input (a truncated trace?)"},
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x\q"}]})",
+       "events[0].kind: an invalid escape in a string"},
   };
   for (const Case& c : cases) {
     std::string error;
@@ -376,6 +435,10 @@ TEST(Trace, RejectsBadInputWithALocatedReason) {
     EXPECT_NE(error.find(c.error), std::string::npos) << c.json << " -> " << error;
   }
   EXPECT_FALSE(trace_from_json("not json").has_value()) << "error output is optional";
+  // Lines and columns count from 1; columns count characters.
+  std::string error;
+  EXPECT_FALSE(trace_from_json("{\"format\":\"redlab-trace\",\n\"version\":2,\n\"é\":1}", &error));
+  EXPECT_EQ(error, "3:1: trace: unknown field 'é'");
 }
 
 }  // namespace

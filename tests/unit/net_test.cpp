@@ -243,7 +243,7 @@ TEST_F(NetTest, ServerDownResetsConnectionsAndRefusesDialsThenARestartIsEmpty) {
   ASSERT_EQ(fresh.replies.size(), 1u);
   EXPECT_EQ(fresh.replies[0].second, Reply::nil());  // the data did not survive the restart
   EXPECT_TRUE(traced("server_down"));
-  EXPECT_TRUE(traced("server_replaced"));
+  EXPECT_TRUE(traced("server_restart"));
 }
 
 TEST_F(NetTest, ServersCanStartWithClockOffsets) {

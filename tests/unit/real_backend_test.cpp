@@ -16,8 +16,10 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "real/acl.h"
 #include "real/key_prefix.h"
 #include "real/real_backend.h"
 #include "real/real_fabric.h"
@@ -870,7 +872,7 @@ TEST(RealBackendTest, SpawnStartsOneServerPerDeclaredServer) {
             Reply::bulk("allkeys-lru"));
   ASSERT_TRUE(run_for(
       *backend.real_fabric(), [&] { return probe.closed; }, 3000));
-  EXPECT_TRUE(has_event(trace, "server_replaced", "m1"));
+  EXPECT_TRUE(has_event(trace, "server_restart", "m1"));
   (void)id;
   // Server-wide faults are fine here.
   backend.server_command("m2", {"SCRIPT", "FLUSH"});
@@ -878,6 +880,290 @@ TEST(RealBackendTest, SpawnStartsOneServerPerDeclaredServer) {
   for (size_t i = 0; i < 3; i++) pids.push_back(backend.spawned()->pid(i));
   backend.finish();
   for (pid_t pid : pids) EXPECT_EQ(::kill(pid, 0), -1);
+}
+
+// ---------------------------------------------------------------------------------------
+// The run's ACL user (real/acl.h)
+// ---------------------------------------------------------------------------------------
+
+TEST(RealAcl, PatternsAndTheSetUserCommand) {
+  EXPECT_EQ(acl_prefix_pattern("redlab:0123abcd:"), "redlab:0123abcd:*");
+  // Glob characters in a prefix match only themselves (stringmatchlen's backslash).
+  EXPECT_EQ(acl_prefix_pattern("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\*");
+  RunUser user = make_run_user("0123abcd");
+  EXPECT_EQ(user.name, "redlab-0123abcd");
+  EXPECT_EQ(user.password.size(), 32u);
+  EXPECT_NE(make_run_user("0123abcd").password, user.password);
+  AclArgv argv = acl_setuser_argv(user, "redlab:0123abcd:", 0, {"get", "debug|sleep"});
+  AclArgv head = {"ACL",
+                  "SETUSER",
+                  "redlab-0123abcd",
+                  "reset",
+                  "on",
+                  ">" + user.password,
+                  "resetkeys",
+                  "~redlab:0123abcd:*",
+                  "resetchannels",
+                  "&redlab:0123abcd:*",
+                  "-@all",
+                  "+get",
+                  "+debug|sleep"};
+  EXPECT_EQ(argv, head);
+  AclArgv in_db = acl_setuser_argv(user, "redlab:0123abcd:", 2, {"get"});
+  EXPECT_EQ(in_db.back(), "+select|2");  // only the URL's own db
+}
+
+TEST(RealAcl, AllowListAndRefusals) {
+  for (AclArgv argv : {AclArgv{"GET", "k"}, AclArgv{"eval", "return 1", "0"},
+                       AclArgv{"SCRIPT", "LOAD", "return 1"}, AclArgv{"client", "SETNAME", "x"},
+                       AclArgv{"XGROUP", "CREATE", "s", "g", "$"}})
+    EXPECT_TRUE(run_user_may(argv)) << argv[0];
+  for (AclArgv argv : {AclArgv{"FLUSHALL"},
+                       AclArgv{"FLUSHDB"},
+                       AclArgv{"KEYS", "*"},
+                       AclArgv{"SCAN", "0"},
+                       AclArgv{"CONFIG", "SET", "x", "y"},
+                       AclArgv{"DEBUG", "SLEEP", "0"},
+                       AclArgv{"SCRIPT", "FLUSH"},
+                       AclArgv{"SCRIPT", "KILL"},
+                       AclArgv{"SWAPDB", "0", "1"},
+                       AclArgv{"SELECT", "1"},
+                       AclArgv{"MOVE", "k", "1"},
+                       AclArgv{"COPY", "a", "b"},
+                       AclArgv{"FUNCTION", "FLUSH"},
+                       AclArgv{"FCALL", "f", "0"},
+                       AclArgv{"CLIENT", "KILL"},
+                       AclArgv{"SHUTDOWN"},
+                       AclArgv{"MIGRATE"},
+                       AclArgv{"SORT", "k"},
+                       AclArgv{"RANDOMKEY"},
+                       AclArgv{"ACL", "SETUSER", "x"},
+                       AclArgv{"AUTH", "x"},
+                       AclArgv{"script|exists", "x"},  // a rule's spelling, not a name
+                       AclArgv{}})
+    EXPECT_FALSE(run_user_may(argv)) << (argv.empty() ? "(empty)" : argv[0]);
+  EXPECT_TRUE(run_user_may({"DEBUG", "SLEEP", "0"}, {"debug|sleep"}));
+  EXPECT_FALSE(run_user_may({"DEBUG", "RELOAD"}, {"debug|sleep"}));
+  // Without an ACL user no Lua goes.
+  EXPECT_FALSE(prefix_only_may({"EVAL", "return 1", "0"}));
+  EXPECT_FALSE(prefix_only_may({"EVALSHA", "abc", "0"}));
+  EXPECT_FALSE(prefix_only_may({"SCRIPT", "LOAD", "return 1"}));
+  EXPECT_TRUE(prefix_only_may({"SET", "k", "v"}));
+  EXPECT_TRUE(prefix_only_may({"SCRIPT", "FLUSH"}, {"script|flush"}));
+  // What a client may never send on a user's server.
+  EXPECT_TRUE(refused_identity_command({"AUTH", "u", "p"}));
+  EXPECT_TRUE(refused_identity_command({"reset"}));
+  EXPECT_TRUE(refused_identity_command({"HELLO", "3", "auth", "u", "p"}));
+  EXPECT_FALSE(refused_identity_command({"HELLO", "2"}));
+  // --allow-server-faults: exactly the faults' commands, never a whole container or a category.
+  const std::vector<std::string> faults = fault_rules({{"DEBUG", "SLEEP"},
+                                                       {"DEBUG"},
+                                                       {"SCRIPT", "FLUSH"},
+                                                       {"FLUSHALL"},
+                                                       {"DEBUG", "SLEEP"},
+                                                       {"CONFIG", "@all"},
+                                                       {"CLIENT", ""}});
+  EXPECT_EQ(faults, (std::vector<std::string>{"debug|sleep", "script|flush", "flushall"}));
+  EXPECT_EQ(acl_rule_name({"DEBUG", "SLEEP"}), "debug|sleep");
+  EXPECT_EQ(acl_rule_name({"FLUSHALL"}), "flushall");
+  EXPECT_TRUE(is_container_command("Debug"));
+  EXPECT_FALSE(is_container_command("flushall"));
+  EXPECT_TRUE(is_script_command({"evalsha_ro", "x", "0"}));
+  EXPECT_FALSE(is_script_command({"SCRIPT", "LOAD", "x"}));
+}
+
+TEST(RealAcl, ServerErrorTexts) {
+  // Redis 7.0 (src/script.c scriptVerifyACL, src/server.c processCommand), 7.2 and Valkey.
+  const std::string in_script =
+      "ERR The user executing the script can't run this command or subcommand script: "
+      "ba21dd666881897f366402d0a01a57cbcc9ab0c0, on @user_script:3.";
+  EXPECT_TRUE(is_acl_refusal(in_script));
+  EXPECT_TRUE(is_acl_refusal("NOPERM this user has no permissions to run the 'flushall' command"));
+  EXPECT_TRUE(
+      is_acl_refusal("ERR ACL failure in script: User x has no permissions to run the "
+                     "'flushall' command script: 0000, on @user_script:1."));
+  EXPECT_TRUE(
+      is_acl_refusal("ERR The user executing the script is lacking the permissions for "
+                     "the command"));
+  EXPECT_FALSE(is_acl_refusal("ERR unknown command 'FOO'"));
+  EXPECT_FALSE(is_acl_refusal("NOPERMISSION"));
+  EXPECT_TRUE(
+      is_noscript_refusal("ERR This Redis command is not allowed from script script: "
+                          "a62049cb3c8ef6690e1bbb869252489cf50049f6, on @user_script:1."));
+  EXPECT_FALSE(is_noscript_refusal(in_script));
+  EXPECT_EQ(script_sha_in(in_script), "ba21dd666881897f366402d0a01a57cbcc9ab0c0");
+  EXPECT_EQ(script_line_in(in_script), 3);
+  EXPECT_EQ(script_line_in("NOPERM no line"), 0);
+  EXPECT_EQ(refused_command_in("NOPERM this user has no permissions to run the 'script|flush' "
+                               "command"),
+            "SCRIPT FLUSH");
+  EXPECT_EQ(setuser_error_rule("ERR Error in ACL SETUSER modifier '+lmpop': Unknown command or "
+                               "category name in ACL"),
+            "+lmpop");
+}
+
+// The allow-list holds nothing the server itself files under @admin or @dangerous, and every
+// entry is a command (or sub-command) the server knows.
+TEST(RealAcl, AllowListHasNothingAdminOrDangerous) {
+  SpawnedServers server(1);
+  auto conn = plain_conn(server.port(0));
+  std::vector<std::string> risky;
+  for (const char* category : {"admin", "dangerous"})
+    for (const Reply& name : cmd(*conn, {"ACL", "CAT", category}).elements)
+      risky.push_back(name.str);
+  ASSERT_GT(risky.size(), 20u);
+  for (const std::string& rule : run_user_commands()) {
+    EXPECT_EQ(std::find(risky.begin(), risky.end(), rule), risky.end()) << rule;
+    std::string name = rule.substr(0, rule.find('|'));
+    EXPECT_EQ(std::find(risky.begin(), risky.end(), name), risky.end()) << rule;
+    // Known to the server: ACL SETUSER refuses an unknown command or sub-command.
+    EXPECT_EQ(cmd(*conn, {"ACL", "SETUSER", "probe", "reset", "+" + rule}), Reply::ok()) << rule;
+  }
+  cmd(*conn, {"ACL", "DELUSER", "probe"});
+}
+
+// What the run user may do, asked of the server (ACL DRYRUN), and that it is gone afterwards.
+TEST(RealAcl, RunUserGetsOnlyTheRunsKeysAndTheFaultsItNeeds) {
+  SpawnedServers server(1);  // stands for a user's server
+  auto admin = plain_conn(server.port(0));
+  std::string url = "redis://127.0.0.1:" + std::to_string(server.port(0));
+  auto users = [&] {
+    std::vector<std::string> out;
+    for (const Reply& u : cmd(*admin, {"ACL", "USERS"}).elements) out.push_back(u.str);
+    return out;
+  };
+  auto may = [&](const std::string& user, Argv argv) {
+    argv.insert(argv.begin(), {"ACL", "DRYRUN", user});
+    return cmd(*admin, argv) == Reply::ok();
+  };
+  for (bool allow_faults : {false, true}) {
+    RealBackend backend({url, allow_faults});
+    scenario::RunNeeds needs;
+    // A stall, a script_flush, and a DEBUG whose sub-command the scenario computes.
+    needs.server_commands = {{"DEBUG", "SLEEP"}, {"SCRIPT", "FLUSH"}, {"DEBUG"}};
+    backend.set_run_needs(needs);
+    Scheduler scheduler;
+    std::vector<scenario::Backend::ConfigRefusal> refused;
+    backend.start(scheduler, nullptr, 1, {{"redis", {}, 0}}, {}, refused);
+    const std::string user = backend.run_user();
+    ASSERT_EQ(user, "redlab-" + backend.run_id());
+    EXPECT_NE(std::find(users().begin(), users().end(), user), users().end());
+    const std::string k = backend.key_prefix() + "k";
+    EXPECT_TRUE(may(user, {"SET", k, "v"}));
+    EXPECT_TRUE(may(user, {"EVAL", "return 1", "1", k}));
+    EXPECT_TRUE(may(user, {"PUBLISH", backend.key_prefix() + "c", "m"}));
+    EXPECT_FALSE(may(user, {"SET", "k", "v"}));
+    EXPECT_FALSE(may(user, {"SET", "redlab:other:k", "v"}));
+    EXPECT_FALSE(may(user, {"PUBLISH", "c", "m"}));
+    EXPECT_FALSE(may(user, {"FLUSHALL"}));
+    EXPECT_FALSE(may(user, {"KEYS", "*"}));
+    EXPECT_FALSE(may(user, {"SELECT", "1"}));
+    EXPECT_FALSE(may(user, {"SWAPDB", "0", "1"}));
+    EXPECT_FALSE(may(user, {"SCRIPT", "KILL"}));
+    EXPECT_FALSE(may(user, {"CONFIG", "SET", "maxmemory", "1"}));
+    EXPECT_FALSE(may(user, {"DEBUG", "RELOAD"}));  // never the whole DEBUG
+    EXPECT_FALSE(may(user, {"ACL", "SETUSER", "x"}));
+    EXPECT_EQ(may(user, {"DEBUG", "SLEEP", "0"}), allow_faults);
+    EXPECT_EQ(may(user, {"SCRIPT", "FLUSH"}), allow_faults);
+    std::vector<std::string> extra;
+    for (const std::string& rule : backend.run_user_rules())
+      if (std::find(run_user_commands().begin(), run_user_commands().end(), rule) ==
+          run_user_commands().end())
+        extra.push_back(rule);
+    const std::vector<std::string> want =
+        allow_faults ? std::vector<std::string>{"debug|sleep", "script|flush"}
+                     : std::vector<std::string>{};
+    EXPECT_EQ(extra, want);
+    backend.finish();
+    std::vector<std::string> after = users();
+    EXPECT_EQ(std::find(after.begin(), after.end(), user), after.end()) << user << " left";
+  }
+}
+
+// Credentials that could create a user but not delete it: treated as no ACL rights (a user
+// made would stay behind), refused before anything is written.
+TEST(RealAcl, CredentialsThatCannotDeleteUsersRefuseALuaRun) {
+  SpawnedServers server(1);
+  auto admin = plain_conn(server.port(0));
+  cmd(*admin, {"ACL", "SETUSER", "maker", "on", ">pw", "~*", "&*", "+@all", "-acl|deluser"});
+  std::string digest_before = cmd(*admin, {"DEBUG", "DIGEST"}).str;
+  RealBackend backend({"redis://maker:pw@127.0.0.1:" + std::to_string(server.port(0)), false});
+  scenario::RunNeeds needs;
+  needs.scripts = {{"lock_release", "return 1", true}};
+  backend.set_run_needs(needs);
+  Scheduler scheduler;
+  std::vector<scenario::Backend::ConfigRefusal> refused;
+  try {
+    backend.start(scheduler, nullptr, 1, {{"redis", {}, 0}}, {}, refused);
+    ADD_FAILURE() << "expected BackendError";
+  } catch (const scenario::BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("script lock_release (--script) would run with "
+                                         "credentials that cannot create (and delete) an ACL "
+                                         "user for the run (ACL DELUSER: NOPERM"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("pw@"), std::string::npos);
+  }
+  backend.finish();
+  EXPECT_EQ(cmd(*admin, {"ACL", "USERS"}),
+            Reply::array({Reply::bulk("default"), Reply::bulk("maker")}));
+  EXPECT_EQ(cmd(*admin, {"DEBUG", "DIGEST"}).str, digest_before);
+}
+
+// SCRIPT KILL stops whatever script runs: finish() sends it only when a script of the run may
+// still run, never for someone else's.
+TEST(RealAcl, FinishKillsOnlyAScriptOfTheRun) {
+  SpawnedServers server(1);
+  auto admin = plain_conn(server.port(0));
+  cmd(*admin, {"CONFIG", "SET", "lua-time-limit", "200"});  // BUSY (and SCRIPT KILL) sooner
+  std::string url = "redis://127.0.0.1:" + std::to_string(server.port(0));
+  Scheduler scheduler;
+  std::vector<scenario::Backend::ConfigRefusal> refused;
+  {
+    // The run's own endless script, sent by a client that then gives up on it.
+    RealBackend backend({url, false});
+    scenario::RunNeeds needs;
+    needs.scripts = {{"spin", "while true do end", true}};
+    backend.set_run_needs(needs);
+    backend.start(scheduler, nullptr, 1, {{"redis", {}, 0}}, {}, refused);
+    Probe probe;
+    net::ConnId id = backend.fabric().open("A", "redis", probe.callbacks(scheduler));
+    ASSERT_TRUE(run_for(
+        *backend.real_fabric(), [&] { return probe.connected; }, 3000));
+    backend.fabric().send(id, {"EVAL", "while true do end", "0"});
+    run_for(
+        *backend.real_fabric(), [] { return false; }, 300);
+    EXPECT_FALSE(backend.real_fabric()->scripts_may_run());  // still open, still waited for
+    backend.fabric().close(id);
+    EXPECT_TRUE(backend.real_fabric()->scripts_may_run());
+    EXPECT_EQ(backend.real_fabric()->script_left_host(), "A");
+    backend.finish();
+    EXPECT_NE(backend.trouble().find("script spin (--script) run by A did not end: redlab "
+                                     "stopped it with SCRIPT KILL"),
+              std::string::npos)
+        << backend.trouble();
+    EXPECT_EQ(cmd(*admin, {"PING"}), Reply::status("PONG"));
+    EXPECT_EQ(cmd(*admin, {"ACL", "USERS"}), Reply::array({Reply::bulk("default")}));
+  }
+  {
+    // Someone else's script, running when a run without scripts ends: left alone.
+    std::string error;
+    auto other = Connection::open(local(server.port(0)), 2000, error);
+    ASSERT_TRUE(other) << error;
+    ASSERT_TRUE(other->send({"EVAL", "while true do end", "0"}, error)) << error;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the busy threshold
+    RealBackend backend({url, false});
+    try {
+      backend.start(scheduler, nullptr, 1, {{"redis", {}, 0}}, {}, refused);
+    } catch (const scenario::BackendError&) {
+      // BUSY at the start: fine, the point is what finish() does.
+    }
+    backend.finish();
+    EXPECT_EQ(backend.trouble().find("SCRIPT KILL"), std::string::npos) << backend.trouble();
+    Reply busy = cmd(*admin, {"PING"});
+    EXPECT_TRUE(busy.is_error() && busy.str.rfind("BUSY", 0) == 0) << busy.str;
+    cmd(*admin, {"SCRIPT", "KILL"});
+  }
 }
 
 }  // namespace

@@ -228,26 +228,41 @@ TEST(ScenarioLoader, ExampleLoadsWithEverythingItDeclares) {
   EXPECT_FALSE(sc.faults[0].when->eval(env_of({{"pause_ms", "0"}})));
   EXPECT_TRUE(sc.faults[0].when->eval(env_of({{"pause_ms", "1"}})));
 
-  ASSERT_EQ(sc.checks.size(), 2u);
+  ASSERT_EQ(sc.checks.size(), 4u);
   EXPECT_EQ(sc.checks[0].name, "mutual_exclusion");  // named after the check by default
   EXPECT_EQ(sc.checks[1].check, "no_foreign_unlock");
-  ASSERT_EQ(sc.expect.size(), 4u);
+  EXPECT_EQ(sc.checks[2].check, "release_removes_own_lock");
+  EXPECT_EQ(sc.checks[3].check, "script_keys_declared");
+  ASSERT_GE(sc.expect.size(), 4u);
   EXPECT_TRUE(sc.expect[0].when.always());
-  EXPECT_EQ(sc.expect[0].checks, (std::map<std::string, std::optional<bool>>{
-                                     {"mutual_exclusion", false}, {"no_foreign_unlock", false}}));
-  // "watchdog=on and pause_ms>ttl_ms": both terms must hold.
-  const Cond& last = sc.expect[3].when;
-  EXPECT_TRUE(last.eval(env_of({{"watchdog", "on"}, {"pause_ms", "11000"}, {"ttl_ms", "10000"}})));
-  EXPECT_FALSE(last.eval(env_of({{"watchdog", "on"}, {"pause_ms", "9000"}, {"ttl_ms", "10000"}})));
-  EXPECT_FALSE(
-      last.eval(env_of({{"watchdog", "off"}, {"pause_ms", "11000"}, {"ttl_ms", "10000"}})));
-  EXPECT_EQ(sc.narration.size(), 6u);
+  // The watchdog's real bound: a pause at 2 s outlasting the TTL left since the last extend
+  // (ttl - 2000 % (ttl/3)), with work still going on at the pause.
+  const Cond* bound = nullptr;
+  for (const Expectation& e : sc.expect)
+    if (e.when.source().find("pause_ms>ttl_ms-2000%(ttl_ms/3)+300") != std::string::npos)
+      bound = &e.when;
+  ASSERT_NE(bound, nullptr);
+  auto at = [](const char* pause, const char* ttl) {
+    return env_of({{"watchdog", "on"}, {"work_ms", "12000"}, {"pause_ms", pause}, {"ttl_ms", ttl}});
+  };
+  EXPECT_TRUE(bound->eval(at("9000", "10000")));  // 8 s left at 2 s: a 9 s pause loses it
+  EXPECT_FALSE(bound->eval(at("7000", "10000")));
+  EXPECT_FALSE(bound->eval(at("5000", "6000")));  // extended at 2 s: 6 s left
+  EXPECT_TRUE(bound->eval(at("6500", "6000")));   // ... so a pause past 6.3 s loses it
+  EXPECT_FALSE(bound->eval(at("5000", "9000")));  // extended at 0: 7 s left
+  EXPECT_EQ(sc.narration.size(), 9u);
+  ASSERT_TRUE(sc.narration[0].on.has_value());
+  EXPECT_EQ(sc.narration[0].on->kind, "lock_acquired");
+  EXPECT_EQ(sc.narration[0].on->actor, "A");
 
   ASSERT_TRUE(sc.exercise.has_value());
   EXPECT_EQ(sc.exercise->script, "lock_release");
   EXPECT_EQ(sc.exercise->variant, (std::map<std::string, std::string>{{"release", "lua"}}));
   EXPECT_EQ(sc.exercise->seeds, 20);
-  EXPECT_EQ(sc.exercise->expect, (std::map<std::string, bool>{{"no_foreign_unlock", true}}));
+  EXPECT_EQ(sc.exercise->expect, (std::map<std::string, bool>{{"no_foreign_unlock", true},
+                                                              {"release_removes_own_lock", true},
+                                                              {"script_keys_declared", true}}));
+  EXPECT_EQ(sc.exercise->hints.size(), 3u);
 }
 
 TEST(ScenarioLoader, MinimalScenarioLoads) {
@@ -304,7 +319,7 @@ TEST(ScenarioLoader, ExprParseErrorsPointAtTheProblem) {
   EXPECT_EQ(expr_error("1.5"), "1: unexpected '.' in expression");
   EXPECT_EQ(expr_error("1 + 99999999999999999999"), "4: number out of range");
   EXPECT_EQ(expr_error(std::string(40, '(') + "1" + std::string(40, ')')),
-            "32: expression nested too deep");
+            "32: expression nested too deep (32 levels at most)");
   // Unknown names are rejected when parsing, at the name.
   EXPECT_EQ(expr_error("ttl_ms + ttl", names_of({"ttl_ms"})), "9: unknown name 'ttl'");
   EXPECT_EQ(expr_error("ttl_ms + 1", names_of({"ttl_ms"})), "(parsed)");
@@ -377,11 +392,20 @@ TEST(ScenarioLoader, CondComparisons) {
   EXPECT_FALSE(cond_eval("release=lua and n>5", v));
   EXPECT_FALSE(cond_eval("release=del and n>4", v));
   EXPECT_TRUE(cond_eval("release=lua and n>4 and n<=m", v));
+  // 'or': either side of it (and binds tighter).
+  EXPECT_TRUE(cond_eval("release=del or n>4", v));
+  EXPECT_FALSE(cond_eval("release=del or n>5", v));
+  EXPECT_TRUE(cond_eval("release=del and n>9 or release=lua and n<9", v));
+  EXPECT_FALSE(cond_eval("release=del and n<9 or release=lua and n>9", v));
+  // Orderings compare integer expressions.
+  EXPECT_TRUE(cond_eval("n*2>m+1", v));
+  EXPECT_TRUE(cond_eval("n-1<=(m*2)/2-1", v));
+  EXPECT_TRUE(cond_eval("n%3>1", v));
+  EXPECT_FALSE(cond_eval("n%3>2", v));
   try {
     cond_eval("release>1", v);
     ADD_FAILURE() << "no EvalError";
-  } catch (const EvalError& e) {
-    EXPECT_EQ(e.message, "'>' needs integers: \"lua\" vs \"1\"");
+  } catch (const EvalError&) {
   }
   try {
     cond_eval("missing=1", v);
@@ -397,11 +421,13 @@ TEST(ScenarioLoader, CondComparisons) {
 
 TEST(ScenarioLoader, CondParseErrors) {
   auto known = names_of({"release", "n", "ttl_ms"});
-  EXPECT_EQ(cond_error("release==lua", known), "8: expected a value after '='");
-  EXPECT_EQ(cond_error("release=lua or n=1", known), "12: expected 'and' or the end");
-  EXPECT_EQ(cond_error("release", known), "7: expected =, !=, <, <=, > or >= after 'release'");
-  EXPECT_EQ(cond_error("n<lots", known), "2: '<' compares integers; 'lots' is neither");
-  EXPECT_EQ(cond_error("=1", known), "0: expected a name");
+  EXPECT_EQ(cond_error("release==lua", known),
+            "8: expected a value after '=' (a word or an integer)");
+  EXPECT_EQ(cond_error("release=lua or n=1", known), "(parsed)");
+  EXPECT_EQ(cond_error("release", known), "7: expected =, !=, <, <=, > or >= in 'release'");
+  EXPECT_EQ(cond_error("n<lots", known), "2: unknown name 'lots'");
+  EXPECT_EQ(cond_error("n<ttl_ms+", known), "9: expected a number or a name, found the end");
+  EXPECT_EQ(cond_error("=1", known), "0: expected a name before '='");
   EXPECT_EQ(cond_error("n=1 and mode=fast", known), "8: unknown name 'mode'");
   EXPECT_EQ(cond_error("n>ttl_ms and release!=del", known), "(parsed)");
 }
@@ -463,6 +489,287 @@ TEST(ScenarioLoader, LoadErrorsAreLocated) {
   EXPECT_EQ(load_error(""), "t.json:1:1: unexpected end of input");
   EXPECT_EQ(load_error("[]"), "t.json:1:1: expected an object, found array");
   EXPECT_EQ(load_error("{}"), "t.json:1:1: missing key \"id\"");
+}
+
+// ---- bounds: nothing recurses with the input's size, and limits are located -------------
+
+// "1+1+...+1" of n terms (and the same with the other left-associative operators).
+std::string chain(size_t n, const std::string& op = "+") {
+  std::string s = "1";
+  s.reserve(n * (op.size() + 1));
+  for (size_t i = 1; i < n; i++) s += op + "1";
+  return s;
+}
+
+TEST(ScenarioLoader, LongChainsAreLoopsNotRecursions) {
+  // A left-associative chain is compiled flat: parsing, evaluating and destroying a
+  // million-term expression take no stack depth (a recursion this deep would overflow it).
+  EXPECT_EQ(eval_expr(chain(1'000'000)), 1'000'000);
+  EXPECT_EQ(eval_expr(chain(1'000'000, "*")), 1);
+  EXPECT_EQ(eval_expr("0-" + chain(500'000, "-")), -500'000);
+  std::string names = "n";
+  for (int i = 1; i < 300'000; i++) names += "+n";
+  EXPECT_EQ(eval_expr(names, {{"n", "2"}}), 600'000);
+  // Evaluation still goes left to right: the first name without a value is reported.
+  EXPECT_EQ(eval_error(chain(100'000) + "+a+b", {{"b", "1"}}), "'a' has no value");
+  EXPECT_EQ(eval_error("9223372036854775800+" + chain(10), {}), "integer overflow");
+  // A template and a condition holding such an expression.
+  EXPECT_EQ(tmpl_eval("n=${" + chain(200'000) + "}", {}), "n=200000");
+  EXPECT_TRUE(cond_eval(chain(200'000) + ">199999 and " + chain(3) + "<4", {}));
+}
+
+TEST(ScenarioLoader, NestingIsBoundedAndLocated) {
+  // Parentheses and unary minuses nest 32 deep; the error points at the first one too many.
+  EXPECT_EQ(expr_error(std::string(100'000, '(') + "1" + std::string(100'000, ')')),
+            "32: expression nested too deep (32 levels at most)");
+  EXPECT_EQ(expr_error(std::string(100'000, '-') + "1"),
+            "32: expression nested too deep (32 levels at most)");
+  EXPECT_EQ(expr_error("1+" + std::string(20, '(') + std::string(20, '-') + "1"),
+            "34: expression nested too deep (32 levels at most)");
+  EXPECT_EQ(eval_expr(std::string(32, '(') + "1" + std::string(32, ')')), 1);
+  EXPECT_EQ(eval_expr(std::string(16, '-') + "(" + std::string(15, '-') + "3)"), -3);
+  EXPECT_EQ(eval_expr("- - 2 * - 3"), -6);
+  EXPECT_EQ(eval_error("-x", {{"x", "-9223372036854775808"}}), "integer overflow");
+  // In a file: located at the character, with the path.
+  std::string doc =
+      scenario_text("", R"([{"do": "sleep", "ms": ")" + std::string(100'000, '(') + R"(1"}])");
+  size_t open = doc.find("((((");
+  size_t line_start = doc.rfind('\n', open) + 1;
+  EXPECT_EQ(load_error(doc), "t.json:7:" + std::to_string(open - line_start + 1 + 32) +
+                                 ": actors[0].steps[0].ms: expression nested too deep (32 "
+                                 "levels at most)");
+  // JSON: the depth is checked before descending, and the error is at the bracket too many.
+  EXPECT_EQ(load_error(std::string(1'000'000, '[')), "t.json:1:257: nesting too deep");
+  EXPECT_EQ(load_error("{\"actors\": " + std::string(1'000'000, '[')),
+            "t.json:1:267: nesting too deep");
+}
+
+TEST(ScenarioLoader, ExprRangeBoundsEveryValue) {
+  auto range = [](const std::string& text) -> std::string {
+    auto e = Expr::parse(text, kAnyName, nullptr, nullptr);
+    if (!e) return "(no parse)";
+    auto r = e->range([](std::string_view n) -> std::optional<Expr::Range> {
+      if (n == "k") return Expr::Range{2, 10};
+      if (n == "z") return Expr::Range{-3, 4};
+      return std::nullopt;
+    });
+    return r ? std::to_string(r->lo) + ".." + std::to_string(r->hi) : "unknown";
+  };
+  EXPECT_EQ(range("k"), "2..10");
+  EXPECT_EQ(range("k*100+1"), "201..1001");
+  EXPECT_EQ(range("-k"), "-10..-2");
+  EXPECT_EQ(range("k-z"), "-2..13");
+  EXPECT_EQ(range("k*z"), "-30..40");
+  EXPECT_EQ(range("100/k"), "10..50");
+  EXPECT_EQ(range("100/z"), "-100..100");  // 0 is an error, not a value: -1 and 1 are the ends
+  EXPECT_EQ(range("k%3"), "0..2");
+  EXPECT_EQ(range("z%k"), "-3..4");
+  EXPECT_EQ(range("seed"), "unknown");
+  EXPECT_EQ(range("9223372036854775807+k"), "unknown");
+  // Every value of a sample lies inside the range.
+  for (const char* text : {"k*z-7", "(k+z)*(k-z)", "1000/(z+4)", "k%z", "-(z*z)+k/3"}) {
+    auto e = Expr::parse(text, kAnyName, nullptr, nullptr);
+    ASSERT_TRUE(e) << text;
+    auto r = e->range([](std::string_view n) -> std::optional<Expr::Range> {
+      return n == "k" ? Expr::Range{2, 10} : Expr::Range{-3, 4};
+    });
+    ASSERT_TRUE(r) << text;
+    for (int k = 2; k <= 10; k++)
+      for (int z = -3; z <= 4; z++) {
+        try {
+          int64_t v = e->eval(env_of({{"k", std::to_string(k)}, {"z", std::to_string(z)}}));
+          EXPECT_GE(v, r->lo) << text << " k=" << k << " z=" << z;
+          EXPECT_LE(v, r->hi) << text << " k=" << k << " z=" << z;
+        } catch (const EvalError&) {
+          // division by zero: no value
+        }
+      }
+  }
+}
+
+// A scenario of `actors` (a JSON array) with `extra` top-level members; all on one line.
+std::string one_line(const std::string& actors, const std::string& extra = "") {
+  return "{\"format\": \"redlab-scenario\", \"version\": 1, \"id\": \"t\", \"title\": \"t\", "
+         "\"params\": {\"k\": {\"default\": 5, \"min\": 1, \"max\": 800}}, " +
+         extra + "\"actors\": " + actors + "}";
+}
+
+// "t.json:1:COLUMN: " with COLUMN where `needle` first occurs in `doc`.
+std::string at(const std::string& doc, const std::string& needle) {
+  size_t i = doc.find(needle);
+  EXPECT_NE(i, std::string::npos) << needle;
+  return "t.json:1:" + std::to_string(i + 1) + ": ";
+}
+
+TEST(ScenarioLoader, CountsAndActorsAreBounded) {
+  const std::string note = R"([{"do": "note", "text": "x"}])";
+  std::string doc = one_line(R"([{"name": "A", "count": -3, "steps": )" + note + "}]");
+  EXPECT_EQ(load_error(doc), at(doc, "-3") + "actors[0].count: a count is 1 to 1000 (found -3)");
+  doc = one_line(R"([{"name": "A", "count": "2000/2+1", "steps": )" + note + "}]");
+  EXPECT_EQ(load_error(doc),
+            at(doc, "\"2000/2+1") + "actors[0].count: a count is 1 to 1000 (found 1001)");
+  EXPECT_EQ(load_error(one_line(R"([{"name": "A", "count": "k*1", "steps": )" + note + "}]")),
+            "(loaded)");
+  // Instances add up at each count's largest value: k's max is 800, so 12 actors of "k"
+  // (9600) load and a 13th is refused at its count.
+  std::string actors = "[";
+  for (int i = 0; i < 13; i++)
+    actors += std::string(i ? ", " : "") + "{\"name\": \"w" + std::to_string(i) +
+              "x\", \"count\": \"k\", \"steps\": " + note + "}";
+  doc = one_line(actors + "]");
+  size_t thirteenth = doc.find("\"w12x\"");
+  size_t count_at = doc.find("\"k\"", thirteenth);
+  EXPECT_EQ(load_error(doc), "t.json:1:" + std::to_string(count_at + 1) +
+                                 ": actors[12].count: more than 10000 actor instances in the "
+                                 "file (counts at their largest: the parameters' max)");
+  actors = "[";
+  for (int i = 0; i < 1001; i++)
+    actors +=
+        std::string(i ? ", " : "") + "{\"name\": \"a" + std::to_string(i) + "x\", \"steps\": []}";
+  doc = one_line(actors + "]");
+  EXPECT_EQ(load_error(doc),
+            at(doc, "{\"name\": \"a1000x\"") + "actors[1000]: more than 1000 actors");
+}
+
+TEST(ScenarioLoader, SectionsAreBounded) {
+  // Lookups by name stay cheap: each section has a bound, located at the first entry too many.
+  auto object_of = [](const std::string& prefix, int n, const std::string& value) {
+    std::string out = "{";
+    for (int i = 0; i < n; i++)
+      out += std::string(i ? ", " : "") + "\"" + prefix + std::to_string(i) + "\": " + value;
+    return out + "}";
+  };
+  auto array_of = [](int n, const std::string& item) {
+    std::string out = "[";
+    for (int i = 0; i < n; i++) out += std::string(i ? ", " : "") + item;
+    return out + "]";
+  };
+  const std::string actors = R"([{"name": "A", "steps": []}])";
+  std::string doc =
+      "{\"id\": \"t\", \"title\": \"t\", \"params\": " + object_of("p", 1001, R"({"default": 0})") +
+      ", \"actors\": []}";
+  EXPECT_EQ(load_error(doc), at(doc, "\"p1000\"") + "params.p1000: more than 1000 parameters");
+  doc = one_line(actors, "\"variants\": {\"v\": {\"values\": " + array_of(1001, "\"x\"") + "}}, ");
+  EXPECT_NE(load_error(doc).find("variants.v.values[1000]: more than 1000 values"),
+            std::string::npos)
+      << load_error(doc);
+  doc = one_line(actors, "\"servers\": " + object_of("s", 101, "{}") + ", ");
+  EXPECT_EQ(load_error(doc), at(doc, "\"s100\"") + "servers.s100: more than 100 servers");
+  doc = one_line(actors, "\"setup\": " + array_of(10001, "\"PING\"") + ", ");
+  EXPECT_NE(load_error(doc).find(": setup[10000]: more than 10000 setup commands"),
+            std::string::npos)
+      << load_error(doc);
+  // 1000 parameters and an expression naming one of them 100,000 times: a set lookup each.
+  std::string sum = "p999";
+  for (int i = 1; i < 100'000; i++) sum += "+p999";
+  doc =
+      "{\"format\": \"redlab-scenario\", \"version\": 1, \"id\": \"t\", \"title\": \"t\", "
+      "\"params\": " +
+      object_of("p", 1000, R"({"default": 0})") +
+      R"(, "actors": [{"name": "A", "steps": [{"do": "sleep", "ms": ")" + sum + R"("}]}]})";
+  EXPECT_EQ(load_error(doc), "(loaded)");
+}
+
+TEST(ScenarioLoader, StepsInAFileAreBounded) {
+  std::string steps = "[";
+  for (int i = 0; i < 100'000; i++)
+    steps += std::string(i ? "," : "") + R"({"do":"note","text":""})";
+  EXPECT_EQ(load_error(one_line(R"([{"name": "A", "steps": )" + steps + "]}]")), "(loaded)");
+  // Nested steps count too: the 100,001st step of the file is refused where it is.
+  std::string doc = one_line(
+      R"([{"name": "A", "steps": )" + steps + "]}, " +
+      R"({"name": "B", "steps": [{"do": "repeat", "times": 2, "steps": [{"do": "note", "text": "y"}]}]}])");
+  EXPECT_EQ(load_error(doc), at(doc, "{\"do\": \"repeat\"") +
+                                 "actors[1].steps[0]: more than 100000 steps in the file");
+}
+
+TEST(ScenarioLoader, MillisecondsThatOverflowMicrosecondsAreRefused) {
+  const std::string note = R"([{"do": "note", "text": "x"}])";
+  std::string doc =
+      one_line(R"([{"name": "A", "steps": )" + note + "}]",
+               R"("faults": [{"at_ms": 1, "do": "clock_jump", "by_ms": 9223372036854775807}], )");
+  EXPECT_EQ(load_error(doc), at(doc, "9223372036854775807") +
+                                 "faults[0].by_ms: 9223372036854775807 ms is more than a million "
+                                 "seconds (1000000000 ms at most)");
+  doc = one_line(R"([{"name": "A", "steps": )" + note + "}]",
+                 R"("faults": [{"at_ms": 1, "do": "clock_jump", "by_ms": "-1000000001"}], )");
+  EXPECT_EQ(load_error(doc), at(doc, "\"-1000000001") +
+                                 "faults[0].by_ms: -1000000001 ms is more than a million seconds "
+                                 "(1000000000 ms at most)");
+  EXPECT_EQ(load_error(one_line(
+                R"([{"name": "A", "steps": )" + note + "}]",
+                R"("faults": [{"at_ms": 1, "do": "clock_jump", "by_ms": -1000000000}], )")),
+            "(loaded)");
+  doc = one_line(R"([{"name": "A", "steps": [{"do": "sleep", "ms": 9223372036854775}]}])");
+  EXPECT_EQ(load_error(doc),
+            at(doc, "9223372036854775") +
+                "actors[0].steps[0].ms: 9223372036854775 ms is more than a million "
+                "seconds (1000000000 ms at most)");
+  doc = one_line(R"([{"name": "A", "start_ms": "1000000*1000+1", "steps": []}])");
+  EXPECT_EQ(load_error(doc), at(doc, "\"1000000*") +
+                                 "actors[0].start_ms: 1000000001 ms is more than a million "
+                                 "seconds (1000000000 ms at most)");
+  doc = one_line(
+      "[]",
+      R"("duration_ms": 4000000000, "servers": {"redis": {"clock_offset_ms": 2000000000}}, )");
+  EXPECT_EQ(load_error(doc), at(doc, "4000000000") +
+                                 "duration_ms: 4000000000 ms is more than a million seconds "
+                                 "(1000000000 ms at most)");
+  // Over a parameter, its range decides (k's max is 800).
+  EXPECT_EQ(load_error(one_line(
+                R"([{"name": "A", "steps": )" + note + "}]",
+                R"("faults": [{"at_ms": 1, "do": "clock_jump", "by_ms": "k*1000000"}], )")),
+            "(loaded)");
+  doc = one_line(R"([{"name": "A", "steps": )" + note + "}]",
+                 R"("faults": [{"at_ms": 1, "do": "clock_jump", "by_ms": "-k*10000000"}], )");
+  EXPECT_EQ(load_error(doc), at(doc, "\"-k*") +
+                                 "faults[0].by_ms: \"-k*10000000\" can be -8000000000 ms within "
+                                 "its parameters' ranges: more than a million seconds (1000000000 "
+                                 "ms at most)");
+  doc = one_line("[]", R"("servers": {"redis": {"clock_offset_ms": -2000000000}}, )");
+  EXPECT_EQ(load_error(doc), at(doc, "-2000000000") +
+                                 "servers.redis.clock_offset_ms: -2000000000 ms is more than a "
+                                 "million seconds (1000000000 ms at most)");
+  doc = one_line("[]", R"("network": {"latency_us": 1000000000001}, )");
+  EXPECT_EQ(load_error(doc),
+            at(doc, "1000000000001") + "network.latency_us: more than a million seconds");
+}
+
+TEST(ScenarioLoader, ActorsCannotTakeAnotherLane) {
+  const std::string note = R"([{"do": "note", "text": "x"}])";
+  // The network's lane ("net", sim/net/network.cpp) and the servers' (the default "redis").
+  std::string doc = one_line(R"([{"name": "net", "steps": )" + note + "}]");
+  EXPECT_EQ(load_error(doc), at(doc, "\"net\"") +
+                                 "actors[0].name: \"net\" is the network's lane in the trace: "
+                                 "name the actor otherwise");
+  doc = one_line(R"([{"name": "redis", "steps": )" + note + "}]");
+  EXPECT_EQ(load_error(doc), at(doc, "\"redis\"") +
+                                 "actors[0].name: \"redis\" is the name of a server in the "
+                                 "trace: name the actor otherwise");
+  doc = one_line(R"([{"name": "cache", "steps": )" + note + "}]",
+                 R"("servers": {"main": {}, "cache": {}}, )");
+  EXPECT_NE(load_error(doc).find("\"cache\" is the name of a server"), std::string::npos);
+  // An instance name too: A with a count of 3 is A1, A2, A3.
+  doc = one_line(R"([{"name": "A", "count": 3, "steps": )" + note + "}]",
+                 R"("servers": {"A2": {}}, )");
+  EXPECT_NE(load_error(doc).find("actors[0].name: \"A2\" is an instance name of this actor and "
+                                 "the name of a server"),
+            std::string::npos)
+      << load_error(doc);
+  EXPECT_EQ(load_error(one_line(R"([{"name": "A", "steps": )" + note + "}]",
+                                R"("servers": {"A2": {}}, )")),
+            "(loaded)");
+  // Resources have lanes of their own as well; a server cannot be called "net" either.
+  doc =
+      one_line(R"([{"name": "store", "steps": )" + note + "}]", R"("resources": {"store": {}}, )");
+  EXPECT_NE(load_error(doc).find("\"store\" is the name of a resource"), std::string::npos);
+  doc = one_line(R"([{"name": "A", "steps": )" + note + "}]", R"("resources": {"redis": {}}, )");
+  EXPECT_NE(load_error(doc).find("resources.redis: \"redis\" is already a server"),
+            std::string::npos)
+      << load_error(doc);
+  doc = one_line(R"([{"name": "A", "steps": )" + note + "}]", R"("servers": {"net": {}}, )");
+  EXPECT_NE(load_error(doc).find("servers.net: \"net\" is the network's lane"), std::string::npos)
+      << load_error(doc);
 }
 
 }  // namespace

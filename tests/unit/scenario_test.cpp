@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/core/trace.h"
+#include "sim/core/trace_index.h"
 #include "sim/scenario/engine.h"
 #include "sim/scenario/scenario.h"
 
@@ -203,32 +204,48 @@ TEST(Scenarios, ForgedFenceRejectsTheStaleWriteAndThenTheGenuineOnes) {
 
 TEST(Scenarios, PubSubLossListsTheMessagesOfTheGapAndPublishReturnsZero) {
   RunResult r = run("pubsub-reconnect-loss", 1);
-  // Published every 100 ms from 0.1 s; the gap is 2.0 .. 3.5 s.
+  // Published every 100 ms from 0.1 s; the connection drops at 2.0 s and the subscriber is
+  // back at about 4.0 s (its redials go through the pool's dial-error breaker).
+  // From the trace: publish .. published (PUBLISH's reply), and the subscriber's messages.
+  TraceIndex ix(r.trace);
   std::vector<std::string> lost;
-  for (auto& p : r.facts.publishes) {
+  for (size_t i : ix.of_kind("publish")) {
+    const TraceEvent& p = ix.event(i);
+    std::string message(p.str_or(F::message));
     bool got = false;
-    for (auto& d : r.facts.deliveries) got = got || d.message == p.message;
-    if (!got) lost.push_back(p.message);
-    if (p.at_us > 2'100'000 && p.at_us < 3'400'000) {
-      EXPECT_EQ(p.receivers, 0) << p.message;
+    for (size_t d : ix.of_kind("pubsub_message"))
+      got = got || ix.event(d).str_or(F::message) == message;
+    if (!got) lost.push_back(message);
+    size_t end = ix.end_of(i);
+    ASSERT_NE(end, kNoEvent) << message;
+    int64_t receivers = ix.event(end).num_or(F::receivers, -1);
+    if (p.time_us > 2'100'000 && p.time_us < 3'900'000) {
+      EXPECT_EQ(receivers, 0) << message;
     }
-    if (p.at_us < 1'900'000 || p.at_us > 3'700'000) {
-      EXPECT_EQ(p.receivers, 1) << p.message;
+    if (p.time_us < 1'900'000 || p.time_us > 4'100'000) {
+      EXPECT_EQ(receivers, 1) << message;
     }
   }
-  EXPECT_GE(lost.size(), 14u);
-  EXPECT_LE(lost.size(), 17u);
+  EXPECT_GE(lost.size(), 19u);
+  EXPECT_LE(lost.size(), 22u);
   const CheckResult& c = check(r, "no_lost_messages");
   EXPECT_NE(c.summary.find("PUBLISH returned 0"), std::string::npos) << c.summary;
   EXPECT_NE(c.summary.find(lost.front()), std::string::npos) << c.summary;
 }
 
-TEST(Scenarios, SlowSubscriberIsCutByTheServerSilently) {
+TEST(Scenarios, SlowSubscriberFallsBehindInItsChannelAndNeverHearsTheRest) {
+  // go-redis' Channel() drains the socket into a 100-message buffer, so the server's output
+  // buffer never fills and the server does not cut it; the application, one message every
+  // handle_ms, is still working through the queue when it stops listening.
   RunResult r = run("pubsub-reconnect-loss", 1, {{"slow-subscriber", "on"}});
-  EXPECT_GE(count(r, "net_server_close"), 1u);  // client-output-buffer-limit pubsub
-  EXPECT_GE(count(r, "pubsub_resubscribe", "sub"), 1u);
-  EXPECT_EQ(count(r, "fault"), 0u);  // no network fault in this variant
+  EXPECT_EQ(count(r, "net_server_close"), 0u);
+  EXPECT_EQ(count(r, "fault"), 0u);           // no network fault in this variant
+  EXPECT_EQ(count(r, "pubsub_dropped"), 0u);  // the 1-minute send timeout is never reached
   EXPECT_FALSE(check(r, "no_lost_messages").ok);
+  // Fast enough to keep up: nothing lost.
+  RunResult quick =
+      run("pubsub-reconnect-loss", 1, {{"slow-subscriber", "on"}}, {{"handle_ms", 100}});
+  EXPECT_TRUE(check(quick, "no_lost_messages").ok) << check(quick, "no_lost_messages").summary;
 }
 
 TEST(Scenarios, PoolExhaustionFailsHandlersWithPoolTimeoutAndTracesPoolStats) {
@@ -240,7 +257,8 @@ TEST(Scenarios, PoolExhaustionFailsHandlersWithPoolTimeoutAndTracesPoolStats) {
   bool failed_call = false;
   for (auto& e : r.trace.events())
     if (e.kind == "result" && e.actor.rfind("handler", 0) == 0 &&
-        e.text.find("redis: connection pool timeout") != std::string::npos)
+        e.str_or(F::error_class) == "pool_timeout" &&
+        e.str_or(F::error) == "redis: connection pool timeout")
       failed_call = true;
   EXPECT_TRUE(failed_call);
   EXPECT_GE(count(r, "pool_stats"), 4u);
@@ -254,10 +272,14 @@ TEST(Scenarios, PoolExhaustionFailsHandlersWithPoolTimeoutAndTracesPoolStats) {
 
 TEST(Scenarios, WatchStormAttemptsFarExceedTheBuyers) {
   RunResult r = run("watch-retry-storm", 1);
+  // Every attempt is a span tx_attempt .. its outcome; an aborted EXEC ends one.
   int64_t attempts = 0, aborted = 0;
-  for (auto& a : r.facts.attempts) {
-    attempts += a.attempts;
-    aborted += a.aborted;
+  TraceIndex ix(r.trace);
+  for (size_t i : ix.of_kind("tx_attempt")) {
+    attempts++;
+    size_t end = ix.end_of(i);
+    ASSERT_NE(end, kNoEvent);
+    if (ix.event(end).kind == "tx_aborted") aborted++;
   }
   EXPECT_GE(attempts, 60);  // 20 buyers
   EXPECT_EQ(aborted, int64_t(count(r, "tx_aborted")));
@@ -265,7 +287,9 @@ TEST(Scenarios, WatchStormAttemptsFarExceedTheBuyers) {
   EXPECT_GE(count(bounded, "tx_gave_up"), 1u);
   for (auto& e : bounded.trace.events())
     if (e.kind == "tx_gave_up") {
-      EXPECT_NE(e.text.find("redis: transaction failed"), std::string::npos);
+      // The application's own bound, not a go-redis error.
+      EXPECT_EQ(e.text.find("redis:"), std::string::npos) << e.text;
+      EXPECT_EQ(e.num_or(F::tries, 0), 3) << e.text;
     }
   RunResult lua = run("watch-retry-storm", 1, {{"atomic", "lua"}});
   EXPECT_EQ(count(lua, "tx_aborted"), 0u);

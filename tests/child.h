@@ -1,0 +1,87 @@
+// Running the redlab binary as a child process in tests (posix_spawn): its exit status (or
+// the signal that killed it), stdout, stderr, wall time and peak resident memory. A crash, a
+// sanitizer report or a stray line on stderr is then seen as such, not hidden by an
+// in-process exception handler.
+#pragma once
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace redlab::test {
+
+struct Child {
+  int status = -1;  // the exit status, or 128 + the signal that killed the child
+  std::string out;
+  std::string err;
+  double wall_s = 0;
+  long max_rss_kb = 0;  // peak resident set size (wait4's rusage)
+};
+
+inline std::string slurp_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs binary with args; stdout and stderr go to files in a temp directory and are read back.
+// extra_env: "NAME=VALUE" entries added to the environment.
+inline Child run_child(const std::string& binary, const std::vector<std::string>& args,
+                       const std::vector<std::string>& extra_env = {}) {
+  namespace fs = std::filesystem;
+  std::string dir_template = (fs::temp_directory_path() / "redlab-child-XXXXXX").string();
+  Child c;
+  if (!mkdtemp(dir_template.data())) return c;
+  fs::path dir = dir_template;
+  std::string out_path = (dir / "out").string(), err_path = (dir / "err").string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<std::string> argv_s{binary};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; e++) env_s.emplace_back(*e);
+  env_s.insert(env_s.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp;
+  for (std::string& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  if (posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data()) == 0) {
+    int wstatus = 0;
+    rusage usage{};
+    if (wait4(pid, &wstatus, 0, &usage) == pid) {
+      c.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+      c.max_rss_kb = usage.ru_maxrss;
+    }
+  }
+  c.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  posix_spawn_file_actions_destroy(&actions);
+  c.out = slurp_file(out_path);
+  c.err = slurp_file(err_path);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return c;
+}
+
+}  // namespace redlab::test

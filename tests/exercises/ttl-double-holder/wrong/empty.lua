@@ -1,0 +1,2 @@
+-- mistake: an empty script (EVAL of nothing returns nil)
+-- fails: release_removes_own_lock

@@ -1,0 +1,3 @@
+-- mistake: plays it safe and never sells
+-- fails: all_sold
+return 0

@@ -1,0 +1,156 @@
+// Expectations are true everywhere a user can put the sliders: for every shipped scenario,
+// every combination of its variants, and every parameter swept over its declared range (20
+// evenly spaced points including min and max, the other parameters at their defaults), on
+// seeds 1..5, the run meets the file's expectation. Where the outcome depends on the
+// parameters, the file must say how (its expectations' conditions), or withdraw the
+// expectation (null) in a band it explains.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/core/trace_index.h"
+#include "sim/scenario/engine.h"
+#include "sim/scenario/scenario.h"
+
+namespace redlab::scenario {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kPoints = 20;
+constexpr uint64_t kSeeds = 5;
+
+std::vector<std::string> scenario_ids() {
+  std::vector<std::string> ids;
+  for (auto& e : fs::directory_iterator(fs::path(REDLAB_SOURCE_DIR) / "scenarios"))
+    if (e.path().extension() == ".json") ids.push_back(e.path().stem().string());
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// Every combination of the scenario's variants.
+std::vector<std::map<std::string, std::string>> variant_combinations(const Scenario& sc) {
+  std::vector<std::map<std::string, std::string>> out{{}};
+  for (const Variant& v : sc.variants) {
+    std::vector<std::map<std::string, std::string>> next;
+    for (const auto& partial : out)
+      for (const std::string& value : v.values) {
+        auto m = partial;
+        m[v.name] = value;
+        next.push_back(std::move(m));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::vector<int64_t> sweep_points(const Param& p) {
+  std::vector<int64_t> out;
+  for (int i = 0; i < kPoints; i++) {
+    // min + i * (max - min) / (kPoints - 1), in 128 bits (ranges may be large).
+    __int128 span = static_cast<__int128>(p.max) - p.min;
+    out.push_back(static_cast<int64_t>(p.min + span * i / (kPoints - 1)));
+  }
+  return out;
+}
+
+class Sweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Sweep, ExpectationHoldsOverEveryParameterRange) {
+  Scenario sc = load_scenario_file(
+      (fs::path(REDLAB_SOURCE_DIR) / "scenarios" / (GetParam() + ".json")).string());
+  size_t runs = 0, missed = 0;
+  // The settings that missed (variants and the swept value), with the seeds that did.
+  std::vector<std::string> misses;
+  std::map<std::string, std::string> seeds_of;
+  for (const auto& variant : variant_combinations(sc)) {
+    for (const Param& p : sc.params) {
+      for (int64_t value : sweep_points(p)) {
+        for (uint64_t seed = 1; seed <= kSeeds; seed++) {
+          RunOptions o;
+          o.seed = seed;
+          o.variant = variant;
+          o.set[p.name] = value;
+          RunResult r = run_scenario(sc, o);
+          runs++;
+          ASSERT_TRUE(r.bound.empty()) << r.bound;
+          if (r.expectation_met) continue;
+          missed++;
+          std::ostringstream m;
+          for (auto& [k, v] : variant) m << " --variant " << k << "=" << v;
+          m << " --set " << p.name << "=" << value << ":";
+          for (const CheckResult& c : r.checks)
+            if (c.expected && (c.ok != *c.expected || !c.judged))
+              m << " " << c.name << " expected " << (*c.expected ? "to hold" : "violated")
+                << " but " << (!c.judged ? "not judged" : c.ok ? "held" : "violated");
+          if (!seeds_of.count(m.str())) misses.push_back(m.str());
+          seeds_of[m.str()] += " " + std::to_string(seed);
+        }
+      }
+    }
+  }
+  std::ostringstream report;
+  for (size_t i = 0; i < misses.size() && i < 40; i++)
+    report << "\n  seeds" << seeds_of[misses[i]] << ":" << misses[i];
+  EXPECT_TRUE(misses.empty()) << GetParam() << ": " << missed << " of " << runs
+                              << " runs missed the expectation:" << report.str();
+  RecordProperty("runs", static_cast<int>(runs));
+  std::cout << "[ sweep    ] " << GetParam() << ": " << runs << " runs\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, Sweep, ::testing::ValuesIn(scenario_ids()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace redlab::scenario
+
+namespace redlab::scenario {
+namespace {
+
+// The keyspace the trace shows (TraceIndex, from the server's key events) is the server's
+// own, at many points of every shipped scenario and variant combination: probed every
+// 97 ms of the run (an odd period, so probes fall between and on events alike) and compared
+// with the index's keyspace at that exact trace position.
+TEST_P(Sweep, TheTracesKeyspaceIsTheServersAtEveryProbe) {
+  Scenario sc = load_scenario_file(
+      (fs::path(REDLAB_SOURCE_DIR) / "scenarios" / (GetParam() + ".json")).string());
+  size_t probes = 0;
+  for (const auto& variant : variant_combinations(sc)) {
+    RunOptions o;
+    o.variant = variant;
+    struct Probe {
+      TimeUs at_us;
+      size_t events;
+      std::string server;
+      std::vector<KeyState> keys;
+    };
+    std::vector<Probe> seen;
+    for (TimeUs t = 0; t < seconds_to_us(60); t += ms_to_us(97)) o.probe_times_us.push_back(t);
+    o.on_probe = [&](TimeUs at, size_t events, const std::string& server,
+                     const std::vector<KeyState>& keys) {
+      seen.push_back(Probe{at, events, server, keys});
+    };
+    RunResult r = run_scenario(sc, o);
+    TraceIndex ix(r.trace);
+    ASSERT_FALSE(seen.empty());
+    for (const Probe& p : seen) {
+      probes++;
+      std::vector<KeyState> from_trace = ix.keyspace_before(p.server, p.events);
+      ASSERT_EQ(from_trace, p.keys) << GetParam() << " at " << p.at_us << " us, server "
+                                    << p.server << ", trace position " << p.events;
+    }
+  }
+  std::cout << "[ keyspace ] " << GetParam() << ": " << probes << " probes\n";
+}
+
+}  // namespace
+}  // namespace redlab::scenario

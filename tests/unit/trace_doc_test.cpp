@@ -1,0 +1,77 @@
+// The documentation cannot drift from the code: docs/trace-format.md names every field of the
+// registry and every event kind that a run of any shipped scenario, in any variant, writes;
+// scenarios/README.md lists every check of the check registry with what it is judged from.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "sim/core/trace.h"
+#include "sim/scenario/checks.h"
+#include "sim/scenario/engine.h"
+#include "sim/scenario/scenario.h"
+
+namespace redlab::scenario {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string doc() {
+  std::ifstream in(fs::path(REDLAB_SOURCE_DIR) / "docs" / "trace-format.md");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(TraceFormatDoc, NamesEveryFieldOfTheRegistry) {
+  std::string text = doc();
+  for (size_t i = 0; i < static_cast<size_t>(F::count_); i++) {
+    std::string name(field_info(static_cast<F>(i)).name);
+    EXPECT_NE(text.find("`" + name + "`"), std::string::npos) << name;
+  }
+}
+
+TEST(TraceFormatDoc, NamesEveryKindTheShippedScenariosWrite) {
+  std::string text = doc();
+  std::set<std::string> kinds;
+  for (auto& entry : fs::directory_iterator(fs::path(REDLAB_SOURCE_DIR) / "scenarios")) {
+    if (entry.path().extension() != ".json") continue;
+    Scenario sc = load_scenario_file(entry.path().string());
+    // Every variant value at least once (the others at their defaults).
+    std::vector<std::map<std::string, std::string>> runs{{}};
+    for (const Variant& v : sc.variants)
+      for (const std::string& value : v.values) runs.push_back({{v.name, value}});
+    for (const auto& variant : runs) {
+      RunOptions o;
+      o.variant = variant;
+      RunResult r = run_scenario(sc, o);
+      for (const TraceEvent& e : r.trace.events()) kinds.insert(e.kind);
+    }
+  }
+  EXPECT_GE(kinds.size(), 50u);
+  for (const std::string& k : kinds) EXPECT_NE(text.find("`" + k + "`"), std::string::npos) << k;
+}
+
+TEST(ScenarioFormatDoc, ListsEveryCheckWithWhatItIsJudgedFrom) {
+  std::ifstream in(fs::path(REDLAB_SOURCE_DIR) / "scenarios" / "README.md");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  std::string text = buf.str();
+  for (const CheckSpec& c : check_registry()) {
+    std::string row = std::string("| `") + c.name + "` | ";
+    size_t at = text.find(row);
+    ASSERT_NE(at, std::string::npos) << c.name << " has no row in scenarios/README.md";
+    std::string line = text.substr(at, text.find('\n', at) - at);
+    EXPECT_NE(line.find(c.judged_from), std::string::npos)
+        << c.name << ": the row does not say what the registry says it is judged from";
+    for (const CheckField& f : c.fields)
+      EXPECT_NE(line.find(std::string("`") + f.key + "`"), std::string::npos)
+          << c.name << ": the row does not name its argument " << f.key;
+  }
+}
+
+}  // namespace
+}  // namespace redlab::scenario
