@@ -461,7 +461,10 @@ int run_main(const std::vector<std::string>& args) {
                             "--trace --chrome-trace "
                             "--json --lang --script --lua-instructions-max ");
     Scenario sc = load(c);
-    for (auto& [name, file] : c.script_files) c.run.scripts[name] = read_script(name, file);
+    for (auto& [name, file] : c.script_files) {
+      c.run.scripts[name] = read_script(name, file);
+      c.run.script_paths[name] = file;
+    }
     RunResult r = run_on_backend(sc, c.run, c.backend);
     if (!c.trace_file.empty()) write_output(c.trace_file, trace_to_json(r.trace));
     if (!c.chrome_file.empty()) write_output(c.chrome_file, chrome_trace_json(r.trace));
@@ -495,7 +498,10 @@ int explore_main(const std::vector<std::string>& args) {
                      "--lang --script --lua-instructions-max ");
     if (c.seeds == 0) c.seeds = 1000;
     Scenario sc = load(c);
-    for (auto& [name, file] : c.script_files) c.run.scripts[name] = read_script(name, file);
+    for (auto& [name, file] : c.script_files) {
+      c.run.scripts[name] = read_script(name, file);
+      c.run.script_paths[name] = file;
+    }
     // Validate the inputs once, on seed 1, so a bad flag is one clear error.
     RunResult first = run_on_backend(
         sc,
@@ -681,6 +687,7 @@ int check_main(const std::vector<std::string>& args) {
                                          comma_list(ex.choose) + "), not a script"
                                    : "this exercise's script is " + ex.script)};
       base.scripts[name] = read_script(name, file);
+      base.script_paths[name] = file;
     }
     int64_t seeds = c.seeds ? c.seeds : ex.seeds;
     auto replay = [&](const RunOptions& o) {

@@ -363,6 +363,19 @@ TEST(RealUserServer, ScriptThatListsKeysIsRefusedAndTheDataStays) {
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("scripts.wipe: script wipe calls KEYS"), std::string::npos) << o.err;
   EXPECT_EQ(s.cli({"DEBUG", "DIGEST"}), before);
+  // A replaced script is located in its own file, at the call.
+  fs::path dir = temp_dir();
+  fs::path lua = dir / "release.lua";
+  {
+    std::ofstream out(lua);
+    out << "-- release\nlocal k = KEYS[1]\nreturn  redis.call('KEYS', '*')\n";
+  }
+  Outcome r = redlab({"run", "ttl-double-holder", "--variant", "release=lua", "--script",
+                      "lock_release=" + lua.string(), "--backend", s.url()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("redlab: " + lua.string() + ":3:9: script lock_release calls KEYS", 0), 0u)
+      << r.err;
+  EXPECT_EQ(s.cli({"DEBUG", "DIGEST"}), before);
 }
 
 TEST(RealUserServer, UnreachableServerIsExitTwoWithAddressAndReason) {

@@ -427,15 +427,29 @@ class Engine {
     for (const ScriptDef& def : sc_.scripts) {
       auto it = opt_.scripts.find(def.name);
       const std::string& source = it == opt_.scripts.end() ? def.source : it->second;
-      if (std::string what = script_server_wide(source); !what.empty())
-        fail(def.where, "script " + def.name + " calls " + what + ", which reaches beyond this " +
-                            "run's keys on " + backend_->describe() + ": " + kRefusalHint);
+      size_t at = 0;
+      if (std::string what = script_server_wide(source, &at); !what.empty()) {
+        std::string message = "script " + def.name + " calls " + what +
+                              ", which reaches beyond this run's keys on " +
+                              backend_->describe() + ": " + kRefusalHint;
+        // A replaced script (--script FILE.lua) is located in its own file.
+        auto path = opt_.script_paths.find(def.name);
+        if (it != opt_.scripts.end() && path != opt_.script_paths.end()) {
+          size_t line = 1 + static_cast<size_t>(std::count(source.begin(),
+                                                           source.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+          size_t line_start = source.rfind('\n', at == 0 ? 0 : at - 1);
+          size_t column = line_start == std::string::npos || at == 0 ? at + 1 : at - line_start;
+          throw ScenarioError(path->second + ":" + std::to_string(line) + ":" +
+                              std::to_string(column) + ": " + message);
+        }
+        fail(def.where, message);
+      }
     }
     return needs;
   }
   // The first redis.call / redis.pcall in a Lua source whose command (a string literal) is
   // server-wide or lists keys; "" if none.
-  static std::string script_server_wide(const std::string& source) {
+  static std::string script_server_wide(const std::string& source, size_t* found_at = nullptr) {
     for (const char* call : {"redis.call", "redis.pcall"}) {
       for (size_t at = source.find(call); at != std::string::npos; at = source.find(call, at + 1)) {
         size_t i = at + std::strlen(call);
@@ -465,8 +479,11 @@ class Engine {
         }
         // KEYS and SCAN inside a script are not prefixed (only KEYS[] are): they list the
         // user's keys.
-        if (upper(name) == "KEYS" || upper(name) == "SCAN") return upper(name);
-        if (fake::server_wide_command({name, sub})) return upper(name);
+        if (upper(name) == "KEYS" || upper(name) == "SCAN" ||
+            fake::server_wide_command({name, sub})) {
+          if (found_at) *found_at = at;
+          return upper(name);
+        }
       }
     }
     return "";

@@ -29,6 +29,7 @@ struct RunOptions {
   std::map<std::string, std::string> variant;  // overrides of the variants' defaults
   std::map<std::string, int64_t> set;          // overrides of the parameters' defaults
   std::map<std::string, std::string> scripts;  // script name -> replacement source (exercises)
+  std::map<std::string, std::string> script_paths;  // script name -> its file, for messages
   std::string lang = "en";
   // Bounds of one run (docs: scenarios/README.md, "Limits"). A run that reaches one stops
   // there: RunResult::bound says which, located at the step that ran last.
