@@ -80,7 +80,8 @@ std::vector<Answer> all_answers() {
 std::string exercise_script(const std::string& scenario) {
   static std::map<std::string, std::string> cache;
   if (auto it = cache.find(scenario); it != cache.end()) return it->second;
-  redlab::test::Child c = redlab::test::run_child(REDLAB_BINARY, {"check", scenario, "--seeds", "1"});
+  redlab::test::Child c =
+      redlab::test::run_child(REDLAB_BINARY, {"check", scenario, "--seeds", "1"});
   std::string script;
   const std::string marker = "(no --script ";
   if (size_t at = c.out.find(marker); at != std::string::npos) {
@@ -95,7 +96,9 @@ class Exercise : public ::testing::TestWithParam<Answer> {};
 TEST_P(Exercise, IsGradedByWhatTheRunDid) {
   const Answer& a = GetParam();
   std::string script = a.file.extension() == ".lua" ? exercise_script(a.scenario) : "";
-  if (a.file.extension() == ".lua") ASSERT_FALSE(script.empty()) << a.scenario << " has no script exercise";
+  if (a.file.extension() == ".lua") {
+    ASSERT_FALSE(script.empty()) << a.scenario << " has no script exercise";
+  }
   std::vector<std::string> args{"check", a.scenario};
   for (const std::string& f : answer_flags(a, script)) args.push_back(f);
   redlab::test::Child c = redlab::test::run_child(REDLAB_BINARY, args);
@@ -132,7 +135,8 @@ INSTANTIATE_TEST_SUITE_P(Answers, Exercise, ::testing::ValuesIn(all_answers()),
 TEST(Exercise, EveryCoreScenarioHasAnExerciseWithFourWrongAnswers) {
   std::map<std::string, int> wrong;
   std::map<std::string, bool> solution;
-  for (const Answer& a : all_answers()) (a.wrong ? wrong[a.scenario]++ : solution[a.scenario] = true, 0);
+  for (const Answer& a : all_answers())
+    (a.wrong ? wrong[a.scenario]++ : solution[a.scenario] = true, 0);
   for (const char* id : {"ttl-double-holder", "forged-fence", "watch-retry-storm",
                          "pubsub-reconnect-loss", "pool-exhaustion"}) {
     EXPECT_TRUE(solution[id]) << id;
