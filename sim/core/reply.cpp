@@ -50,8 +50,7 @@ std::string to_resp(const Reply& reply) {
   return out;
 }
 
-std::string quote_repr(std::string_view s) {
-  std::string out = "\"";
+void append_repr_escaped(std::string& out, std::string_view s) {
   for (unsigned char c : s) {
     switch (c) {
       case '\\':
@@ -80,12 +79,18 @@ std::string quote_repr(std::string_view s) {
         if (c >= 0x20 && c <= 0x7e) {
           out += static_cast<char>(c);
         } else {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\x";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
         }
     }
   }
+}
+
+std::string quote_repr(std::string_view s) {
+  std::string out = "\"";
+  append_repr_escaped(out, s);
   out += '"';
   return out;
 }

@@ -47,6 +47,8 @@ std::string format_cli(const Reply& reply);
 
 // redis-cli's quoting of a bulk string (sdscatrepr): "..." with \n \r \t \a \b \\ \" and \xHH.
 std::string quote_repr(std::string_view s);
+// quote_repr's escapes without the quotes, appended to out.
+void append_repr_escaped(std::string& out, std::string_view s);
 
 // A one-line rendering for timelines and traces: OK, (integer) 3, "foo", (nil), [a b c].
 std::string format_short(const Reply& reply, size_t max_chars = 120);

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "sim/core/reply.h"
+
 namespace redlab::fake {
 
 std::optional<int64_t> parse_int64(std::string_view s) {
@@ -245,47 +247,9 @@ const char* type_name(ValueType t) {
 
 namespace {
 
-// sdscatrepr's escapes (sim/core/reply.cpp quote_repr), without the surrounding quotes.
-void append_escaped(std::string& out, std::string_view bytes) {
-  for (unsigned char ch : bytes) {
-    switch (ch) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      default:
-        if (ch >= 0x20 && ch <= 0x7e) {
-          out += static_cast<char>(ch);
-        } else {
-          static constexpr char kHex[] = "0123456789abcdef";
-          out += "\\x";
-          out += kHex[ch >> 4];
-          out += kHex[ch & 15];
-        }
-    }
-  }
-}
-
 void append_string(std::string& out, std::string_view bytes, size_t bytes_max) {
-  if (bytes.size() <= bytes_max) return append_escaped(out, bytes);
-  append_escaped(out, bytes.substr(0, bytes_max));
+  if (bytes.size() <= bytes_max) return append_repr_escaped(out, bytes);
+  append_repr_escaped(out, bytes.substr(0, bytes_max));
   out += "... (";
   out += std::to_string(bytes.size());
   out += " bytes)";

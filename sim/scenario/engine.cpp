@@ -1503,20 +1503,6 @@ class Engine {
                      });
                    }));
   }
-  void slow_reader(ActorRt& a, client::PubSub* raw, TimeUs every_us, std::shared_ptr<bool> open) {
-    ActorRt* p = &a;
-    // A process timer: a paused subscriber reads nothing either.
-    p->process->after(every_us, [this, p, raw, every_us, open] {
-      if (!*open || p->finished) return;
-      net::ConnId conn = raw->conn_id();
-      if (conn >= 0 && raw->connected()) {
-        if (!fabric_->paced(conn)) fabric_->set_paced(conn);
-        fabric_->read_one(conn);
-      }
-      slow_reader(*p, raw, every_us, open);
-    });
-  }
-
   void do_publish(ActorRt& a, const Step& s, K k) {
     std::string channel = step_str(a, s, "channel");
     std::string message = step_str(a, s, "message");
