@@ -44,7 +44,10 @@ std::optional<TimeUs> parse_seconds_us(const std::string& text) {
 }
 
 std::optional<TimeUs> blocking_timeout_us(const std::vector<std::string>& argv) {
-  if (argv.empty()) return std::nullopt;
+  if (argv.empty() || argv[0].empty()) return std::nullopt;
+  // Every command below starts with b, w or x: the others (nearly all) end here.
+  const char first = static_cast<char>(std::tolower(static_cast<unsigned char>(argv[0][0])));
+  if (first != 'b' && first != 'w' && first != 'x') return std::nullopt;
   std::string name = lower(argv[0]);
   auto seconds_at = [&argv](size_t i) -> TimeUs {
     if (i >= argv.size()) return 0;

@@ -26,11 +26,15 @@ class Tracer {
   // share one client; empty = the process). Add fields, then emit() it.
   TraceEvent make(std::string kind, int64_t connection, int64_t step, int64_t attempt,
                   std::string text = {}, const std::string& actor = {}) const {
-    return TraceEvent{process_.now_us(), std::move(kind), actor.empty() ? process_.name() : actor,
-                      connection,        step,            attempt,
+    return TraceEvent{process_.now_us(),
+                      std::move(kind),
+                      actor.empty() ? process_.name() : actor,
+                      connection,
+                      step,
+                      attempt,
                       std::move(text)};
   }
-  void emit(TraceEvent event) const {
+  void emit(TraceEvent&& event) const {
     if (trace_) trace_->append(std::move(event));
   }
   void event(std::string kind, int64_t connection, int64_t step, int64_t attempt, std::string text,

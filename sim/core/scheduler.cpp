@@ -1,6 +1,9 @@
-// See scheduler.h. A std::map keyed by (time_us, seq) is the queue: ordered iteration gives
-// the FIFO tie rule for free, and cancellation is an erase by key (the EventId carries it).
+// See scheduler.h. A binary heap ordered by (time_us, seq) is the queue: the seq tie rule
+// makes the order total, so the heap's own order of equal keys never matters. Cancellation
+// frees the event's slot; its heap entry is skipped when it surfaces.
 #include "sim/core/scheduler.h"
+
+#include <algorithm>
 
 #include "sim/core/assert.h"
 
@@ -10,10 +13,21 @@ EventId Scheduler::schedule_at(TimeUs at_us, Callback cb) {
   REDLAB_ASSERT(at_us >= now_us() && "events are scheduled at or after the current time");
   REDLAB_ASSERT(cb && "an event needs a callback");
   REDLAB_ASSERT(next_seq_ < UINT64_MAX && "sequence numbers do not wrap");
-  EventId id{at_us, next_seq_++};
-  auto [it, inserted] = events_.emplace(Key{id.at_us, id.seq}, std::move(cb));
-  (void)it;
-  REDLAB_ASSERT(inserted && "sequence numbers are unique");
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    REDLAB_ASSERT(slots_.size() < UINT32_MAX && "fewer than 2^32 pending events");
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  EventId id{at_us, next_seq_++, slot};
+  slots_[slot].seq = id.seq;
+  slots_[slot].cb = std::move(cb);
+  heap_.push_back(Entry{at_us, id.seq, slot});
+  std::push_heap(heap_.begin(), heap_.end(), later);
+  live_++;
   return id;
 }
 
@@ -23,26 +37,51 @@ EventId Scheduler::schedule_after(TimeUs delay_us, Callback cb) {
 }
 
 bool Scheduler::cancel(EventId id) {
-  return events_.erase(Key{id.at_us, id.seq}) != 0;
+  if (!pending(id)) return false;
+  Slot& s = slots_[id.slot];
+  s.seq = 0;
+  s.cb = nullptr;
+  free_slots_.push_back(id.slot);
+  live_--;
+  drop_stale_top();
+  return true;
+}
+
+void Scheduler::pop_top() {
+  std::pop_heap(heap_.begin(), heap_.end(), later);
+  heap_.pop_back();
+}
+
+// Keeps the heap's top a live event, so next_time_us() and run_until() read it directly.
+void Scheduler::drop_stale_top() {
+  while (!heap_.empty() && stale(heap_.front())) pop_top();
 }
 
 TimeUs Scheduler::next_time_us() const {
-  return events_.empty() ? kTimeNeverUs : events_.begin()->first.first;
+  return live_ == 0 ? kTimeNeverUs : heap_.front().at_us;
 }
 
 bool Scheduler::run_next() {
-  if (events_.empty()) return false;
+  if (live_ == 0) return false;
   // Take the event out before running it: the callback may schedule or cancel others.
-  auto node = events_.extract(events_.begin());
-  clock_.advance_to(node.key().first);
-  node.mapped()();
+  Entry top = heap_.front();
+  pop_top();
+  Slot& s = slots_[top.slot];
+  Callback cb = std::move(s.cb);
+  s.seq = 0;
+  s.cb = nullptr;
+  free_slots_.push_back(top.slot);
+  live_--;
+  drop_stale_top();
+  clock_.advance_to(top.at_us);
+  cb();
   return true;
 }
 
 Scheduler::RunResult Scheduler::run_until(TimeUs until_us, uint64_t events_max) {
   REDLAB_ASSERT(until_us >= now_us() && "cannot run until a time in the past");
   RunResult result;
-  while (!events_.empty() && events_.begin()->first.first <= until_us) {
+  while (live_ != 0 && heap_.front().at_us <= until_us) {
     if (result.events_run >= events_max || stop_requested_) {
       result.bound_hit = true;
       return result;
@@ -56,7 +95,7 @@ Scheduler::RunResult Scheduler::run_until(TimeUs until_us, uint64_t events_max) 
 
 Scheduler::RunResult Scheduler::run_all(uint64_t events_max) {
   RunResult result;
-  while (!events_.empty()) {
+  while (live_ != 0) {
     if (result.events_run >= events_max || stop_requested_) {
       result.bound_hit = true;
       return result;

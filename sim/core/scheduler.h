@@ -13,8 +13,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <utility>
+#include <vector>
 
 #include "sim/core/clock.h"
 
@@ -24,6 +24,7 @@ namespace redlab {
 struct EventId {
   TimeUs at_us = 0;
   uint64_t seq = 0;
+  uint32_t slot = 0;  // where the scheduler keeps its callback
   bool valid() const { return seq != 0; }
   bool operator==(const EventId&) const = default;
 };
@@ -54,10 +55,12 @@ class Scheduler {
   EventId schedule_after(TimeUs delay_us, Callback cb);
   // Removes a pending event. Returns false if it already ran, was cancelled, or never existed.
   bool cancel(EventId id);
-  bool pending(EventId id) const { return events_.count({id.at_us, id.seq}) != 0; }
+  bool pending(EventId id) const {
+    return id.seq != 0 && id.slot < slots_.size() && slots_[id.slot].seq == id.seq;
+  }
 
-  size_t size() const { return events_.size(); }
-  bool empty() const { return events_.empty(); }
+  size_t size() const { return live_; }
+  bool empty() const { return live_ == 0; }
   // Time of the earliest pending event, or kTimeNeverUs.
   TimeUs next_time_us() const;
 
@@ -70,11 +73,32 @@ class Scheduler {
   RunResult run_all(uint64_t events_max = kEventsPerRunDefaultMax);
 
  private:
-  using Key = std::pair<TimeUs, uint64_t>;  // (time_us, seq): the total order of events
+  // A binary min-heap on (time_us, seq), the total order of events, over slots that hold
+  // the callbacks. A cancelled event's slot is freed at once (seq 0) and its heap entry is
+  // dropped when it reaches the top: no allocation per event once the vectors have grown.
+  struct Entry {
+    TimeUs at_us;
+    uint64_t seq;
+    uint32_t slot;
+  };
+  struct Slot {
+    uint64_t seq = 0;  // 0: free
+    Callback cb;
+  };
+  static bool later(const Entry& a, const Entry& b) {
+    return a.at_us != b.at_us ? a.at_us > b.at_us : a.seq > b.seq;
+  }
+  bool stale(const Entry& e) const { return slots_[e.slot].seq != e.seq; }
+  void pop_top();
+  void drop_stale_top();
+
   VirtualClock clock_;
   uint64_t next_seq_ = 1;
   bool stop_requested_ = false;
-  std::map<Key, Callback> events_;
+  std::vector<Entry> heap_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  size_t live_ = 0;
 };
 
 }  // namespace redlab

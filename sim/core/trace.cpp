@@ -49,7 +49,6 @@ namespace {
 TraceField& slot(TraceEvent& e, F key) {
   for (TraceField& f : e.fields)
     if (f.key == key) return f;
-  if (e.fields.capacity() == 0) e.fields.reserve(4);  // most events carry 2..4 fields
   TraceField& f = e.fields.emplace_back();
   f.key = key;
   return f;

@@ -42,10 +42,50 @@ TraceIndex::ServerInfo& TraceIndex::server_info(const std::string& name) {
   return server_info_[name];
 }
 
+namespace {
+
+// What consume() does with an event of a kind: most kinds are none of these (other).
+enum class K : uint8_t {
+  other,
+  run_start,
+  server_start,
+  resource_start,
+  clock,
+  key,
+  dial,
+  violation,
+  check,
+  expectation
+};
+
+K role_of(std::string_view kind) {
+  static const std::unordered_map<std::string_view, K> kKinds = {
+      {"run_start", K::run_start},
+      {"server_start", K::server_start},
+      {"resource_start", K::resource_start},
+      {"clock_jump", K::clock},
+      {"server_restart", K::clock},
+      {"key_set", K::key},
+      {"key_del", K::key},
+      {"key_expired", K::key},
+      {"dial", K::dial},
+      {"violation", K::violation},
+      {"check", K::check},
+      {"expectation", K::expectation}};
+  auto found = kKinds.find(kind);
+  return found == kKinds.end() ? K::other : found->second;
+}
+
+}  // namespace
+
 void TraceIndex::consume(size_t i) {
   const TraceEvent& e = trace_->events()[i];
   end_us_ = std::max(end_us_, e.time_us);
-  by_kind_[e.kind].push_back(i);
+  // One lookup per event: the kind's list, and its role (found the first time it is seen).
+  auto [kind_it, fresh] = by_kind_.try_emplace(e.kind);
+  KindEvents& kind_entry = kind_it->second;
+  if (fresh) kind_entry.role = static_cast<uint8_t>(role_of(e.kind));
+  kind_entry.events.push_back(i);
   if (e.span > 0) {
     if (spans_.size() <= static_cast<size_t>(e.span))
       spans_.resize(static_cast<size_t>(e.span) + 1);
@@ -60,34 +100,7 @@ void TraceIndex::consume(size_t i) {
   }
 
   const std::string& kind = e.kind;
-  // Most events are none of the kinds below: one lookup instead of a chain of comparisons.
-  enum class K {
-    other,
-    run_start,
-    server_start,
-    resource_start,
-    clock,
-    key,
-    dial,
-    violation,
-    check,
-    expectation
-  };
-  static const std::unordered_map<std::string_view, K> kKinds = {
-      {"run_start", K::run_start},
-      {"server_start", K::server_start},
-      {"resource_start", K::resource_start},
-      {"clock_jump", K::clock},
-      {"server_restart", K::clock},
-      {"key_set", K::key},
-      {"key_del", K::key},
-      {"key_expired", K::key},
-      {"dial", K::dial},
-      {"violation", K::violation},
-      {"check", K::check},
-      {"expectation", K::expectation}};
-  auto found = kKinds.find(std::string_view(kind));
-  const K k = found == kKinds.end() ? K::other : found->second;
+  const K k = static_cast<K>(kind_entry.role);
   if (k == K::other) {
     // Any other actor's event gives the actor a lane (a shared client's process, an actor the
     // trace did not announce), but not the network, servers or resources.
@@ -223,7 +236,7 @@ size_t TraceIndex::begin_of(size_t i) const {
 
 const std::vector<size_t>& TraceIndex::of_kind(std::string_view kind) const {
   auto it = by_kind_.find(std::string(kind));
-  return it == by_kind_.end() ? kNone : it->second;
+  return it == by_kind_.end() ? kNone : it->second.events;
 }
 
 std::string TraceIndex::connection_server(int64_t connection) const {

@@ -169,7 +169,12 @@ class TraceIndex {
   std::map<std::string, ServerInfo, std::less<>> server_info_;
   std::vector<SpanRef> spans_;          // by span id
   std::vector<int64_t> begins_, ends_;  // per event: the span it begins / ends (0: none)
-  std::unordered_map<std::string, std::vector<size_t>> by_kind_;
+  // Each kind's events, and what consume() does with the kind (classified once per kind).
+  struct KindEvents {
+    uint8_t role = 0;
+    std::vector<size_t> events;
+  };
+  std::unordered_map<std::string, KindEvents> by_kind_;
   std::string last_lane_;  // the last actor name consume() gave a lane to (a fast path)
   std::map<int64_t, std::pair<std::string, std::string>> connections_;  // id -> (server, actor)
   std::vector<TraceViolation> violations_;

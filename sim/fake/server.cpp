@@ -366,22 +366,27 @@ Prng Ctx::random_source(std::string_view key) const {
 
 void mark_subcommand_containers(CommandTable& table);  // below, beside the table
 
-Server::Server(ServerOptions options) : options_(std::move(options)) {
+namespace {
+
+// The command table and its lookup index: the same for every server and never changed after
+// it is built, so built once per process (a run builds several servers; explore, thousands).
+struct CommandRegistry {
+  CommandTable table;
+  std::vector<const CommandTable::value_type*> index;
+  size_t mask = 0;
+};
+
+const CommandRegistry& command_registry();
+
+}  // namespace
+
+Server::Server(ServerOptions options)
+    : options_(std::move(options)),
+      commands_(command_registry().table),
+      command_index_(command_registry().index),
+      command_index_mask_(command_registry().mask) {
   REDLAB_ASSERT(options_.databases > 0);
   dbs_.resize(static_cast<size_t>(options_.databases));
-  register_string_commands(commands_);
-  register_key_commands(commands_);
-  register_server_commands(commands_);
-  register_multi_commands(commands_);
-  register_hash_commands(commands_);
-  register_list_commands(commands_);
-  register_set_commands(commands_);
-  register_zset_commands(commands_);
-  register_stream_commands(commands_);
-  register_pubsub_commands(commands_);
-  register_scripting_commands(commands_);
-  mark_subcommand_containers(commands_);
-  build_command_index();
   config_ = {
       {"busy-reply-threshold", "5000"},
       {"client-output-buffer-limit",
@@ -416,26 +421,48 @@ constexpr uint64_t kFnvPrime = kFnv1aPrime;
 
 }  // namespace
 
-void Server::build_command_index() {
-  size_t slots = 16;
-  while (slots < commands_.size() * 4) slots *= 2;  // at most a quarter full: short probes
-  command_index_.assign(slots, nullptr);
-  command_index_mask_ = slots - 1;
-  for (const auto& entry : commands_) {
-    uint64_t h = kFnvOffset;
-    for (char ch : entry.first) h = (h ^ static_cast<unsigned char>(ch)) * kFnvPrime;
-    size_t slot = static_cast<size_t>(h) & command_index_mask_;
-    while (command_index_[slot]) slot = (slot + 1) & command_index_mask_;
-    command_index_[slot] = &entry;
-  }
-  // service_time looks at argv or the keyspace only for these (by name, as it does).
-  for (auto& [name, spec] : commands_) {
-    spec.variable_cost = spec.name == "debug" || spec.name == "keys";
-    spec.upper_name = spec.name;
-    for (char& ch : spec.upper_name)
-      ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  }
+namespace {
+
+const CommandRegistry& command_registry() {
+  static const CommandRegistry registry = [] {
+    CommandRegistry r;
+    CommandTable& t = r.table;
+    register_string_commands(t);
+    register_key_commands(t);
+    register_server_commands(t);
+    register_multi_commands(t);
+    register_hash_commands(t);
+    register_list_commands(t);
+    register_set_commands(t);
+    register_zset_commands(t);
+    register_stream_commands(t);
+    register_pubsub_commands(t);
+    register_scripting_commands(t);
+    mark_subcommand_containers(t);
+    // service_time looks at argv or the keyspace only for these (by name, as it does).
+    for (auto& [name, spec] : t) {
+      spec.variable_cost = spec.name == "debug" || spec.name == "keys";
+      spec.upper_name = spec.name;
+      for (char& ch : spec.upper_name)
+        ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    }
+    size_t slots = 16;
+    while (slots < t.size() * 4) slots *= 2;  // at most a quarter full: short probes
+    r.index.assign(slots, nullptr);
+    r.mask = slots - 1;
+    for (const auto& entry : t) {
+      uint64_t h = kFnvOffset;
+      for (char ch : entry.first) h = (h ^ static_cast<unsigned char>(ch)) * kFnvPrime;
+      size_t slot = static_cast<size_t>(h) & r.mask;
+      while (r.index[slot]) slot = (slot + 1) & r.mask;
+      r.index[slot] = &entry;
+    }
+    return r;
+  }();
+  return registry;
 }
+
+}  // namespace
 
 const CommandSpec* Server::find_command(std::string_view name) const {
   // Case-blind for the ASCII letters only: the table's keys are matched byte for byte
@@ -1199,8 +1226,7 @@ TimeUs Server::service_time(const CommandSpec& spec, const Argv& argv) const {
     // else sleeps, 1e6 s and more included, capped where virtual time would overflow.
     constexpr TimeUs kSleepMaxUs = std::numeric_limits<TimeUs>::max() / 4;
     double us = std::strtod(argv[2].c_str(), nullptr) * 1e6;
-    if (us >= 1 && us < 9223372036854775808.0)
-      t += std::min(static_cast<TimeUs>(us), kSleepMaxUs);
+    if (us >= 1 && us < 9223372036854775808.0) t += std::min(static_cast<TimeUs>(us), kSleepMaxUs);
   } else if (spec.name == std::string_view("keys")) {
     // KEYS walks the whole keyspace: visibly slow on a big one.
     size_t n = 0;

@@ -543,7 +543,6 @@ class Server {
   // first_reply (the others are dropped).
   void call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all, Reply* first_reply,
                     int64_t cause);
-  void build_command_index();
   void run_command(Client& c, const CommandSpec& spec, const Argv& argv, TimeUs now_us,
                    std::vector<Reply>* sink, bool in_exec, bool in_script, bool retrying,
                    bool& blocked);
@@ -575,11 +574,11 @@ class Server {
   void finish_close(const Closing& closing, TimeUs now_us);
 
   ServerOptions options_;
-  CommandTable commands_;
+  // The shared command table (built once per process, never changed after).
+  const CommandTable& commands_;
   // find_command's index into commands_: open addressing on a hash of the lower-cased name,
-  // so a lookup neither copies the name into a key nor hashes it twice. Built once (the table
-  // does not change after the constructor).
-  std::vector<const CommandTable::value_type*> command_index_;
+  // so a lookup neither copies the name into a key nor hashes it twice.
+  const std::vector<const CommandTable::value_type*>& command_index_;
   size_t command_index_mask_ = 0;
   std::vector<Db> dbs_;
   // No key in any database expires before this (unix ms): lowered by Ctx::set_expire, exact

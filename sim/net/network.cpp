@@ -183,16 +183,15 @@ LinkConfig Network::link(std::string_view host, std::string_view server) const {
 // Message timing and loss
 // ---------------------------------------------------------------------------------------
 
-bool Network::dropped(Conn& c, Direction d, std::string_view what) {
-  Link& l = link_state(c.host, c.server);
-  const char* why = nullptr;
-  if (l.partitioned) {
-    why = "partition";
-  } else {
-    const LossRatio& loss = d == Direction::ToServer ? l.loss_to_server : l.loss_to_client;
-    if (loss.numerator > 0 && l.prng.chance(loss.numerator, loss.denominator)) why = "loss";
-  }
-  if (!why) return false;
+const char* Network::drop_reason(Conn& c, Direction d) {
+  Link& l = link_of(c);
+  if (l.partitioned) return "partition";
+  const LossRatio& loss = d == Direction::ToServer ? l.loss_to_server : l.loss_to_client;
+  if (loss.numerator > 0 && l.prng.chance(loss.numerator, loss.denominator)) return "loss";
+  return nullptr;
+}
+
+void Network::trace_drop(Conn& c, Direction d, std::string_view what, const char* why) {
   messages_dropped_++;
   if (trace_)
     emit(net_event("net_drop", c.id,
@@ -200,11 +199,17 @@ bool Network::dropped(Conn& c, Direction d, std::string_view what) {
              .with(F::server, c.server)
              .with(F::host, c.host)
              .with(F::reason, why));
+}
+
+bool Network::dropped(Conn& c, Direction d, std::string_view what) {
+  const char* why = drop_reason(c, d);
+  if (!why) return false;
+  trace_drop(c, d, what, why);
   return true;
 }
 
 TimeUs Network::arrival_us(Conn& c, Direction d, TimeUs sent_us) {
-  Link& l = link_state(c.host, c.server);
+  Link& l = link_of(c);
   TimeUs delay_us = l.config.latency_us + c.extra_latency_us;
   if (l.config.jitter_us > 0)
     delay_us += static_cast<TimeUs>(l.prng.uniform(static_cast<uint64_t>(l.config.jitter_us) + 1));
@@ -364,7 +369,10 @@ void Network::drive(const std::string& server_name) {
     if (it == port.conns.end()) continue;
     Conn& c = conns_.at(it->second);
     if (!c.client_open) continue;  // nobody reads it any more
-    if (dropped(c, Direction::ToClient, format_short(out.reply, 40))) continue;
+    if (const char* why = drop_reason(c, Direction::ToClient)) {
+      trace_drop(c, Direction::ToClient, format_short(out.reply, 40), why);
+      continue;
+    }
     TimeUs at = arrival_us(c, Direction::ToClient, std::max(out.at_us, now));
     deliver_to_client(c.id, at, std::move(out.reply));
   }

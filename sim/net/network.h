@@ -153,6 +153,9 @@ class Network final : public Fabric {
     bool paced = false;
     std::deque<Reply> held;
     int64_t credits = 0;
+    // The link this connection travels (links_ never drops an entry, so it stays valid):
+    // found once, not by two names at every message.
+    Link* link = nullptr;
   };
   struct ServerPort {
     fake::Server* server = nullptr;
@@ -174,6 +177,14 @@ class Network final : public Fabric {
   Link& link_state(std::string_view host, std::string_view server);
   // Decides whether a message of conn in direction d is dropped now; traces the drop.
   bool dropped(Conn& c, Direction d, std::string_view what);
+  // Why a message on c in direction d is lost now ("partition", "loss"), or nullptr; the
+  // loss draw is made here. trace_drop records it (what: the message, built only then).
+  const char* drop_reason(Conn& c, Direction d);
+  void trace_drop(Conn& c, Direction d, std::string_view what, const char* why);
+  Link& link_of(Conn& c) {
+    if (!c.link) c.link = &link_state(c.host, c.server);
+    return *c.link;
+  }
   // The arrival time of a message sent at sent_us, keeping per-direction FIFO order.
   TimeUs arrival_us(Conn& c, Direction d, TimeUs sent_us);
   void kick(const std::string& server_name);
@@ -187,7 +198,7 @@ class Network final : public Fabric {
   void consumed(Conn& c, const Reply& reply);
   // A network event (actor "net"): add fields to what net_event() returns, then emit it.
   TraceEvent net_event(std::string kind, ConnId conn, std::string text) const;
-  void emit(TraceEvent event) {
+  void emit(TraceEvent&& event) {
     if (trace_) trace_->append(std::move(event));
   }
   void trace_net(std::string kind, ConnId conn, std::string text) {

@@ -88,7 +88,7 @@ struct ActorRt {
   int64_t index = 1;
   net::Process* process = nullptr;
   client::Client* client = nullptr;
-  std::map<std::string, std::string> vars;
+  std::map<std::string, std::string, std::less<>> vars;  // less<>: looked up by string_view
   Prng prng{0};
   uint64_t gen = 0;  // bumped when the actor abandons: stale continuations see it and stop
   bool finished = false;
@@ -116,12 +116,15 @@ class Engine {
  private:
   RunResult run_world() {
     resolve_inputs();
+    resolved_text_["seed"] = std::to_string(opt_.seed);
+    for (auto& [k, v] : result_.params) resolved_text_.emplace(k, std::to_string(v));
+    for (auto& [k, v] : result_.variant) resolved_text_.emplace(k, v);
     backend_ = opt_.backend;
     if (!backend_) {
       own_backend_ = make_fake_backend();
       backend_ = own_backend_.get();
     }
-    refuse_server_wide_faults();
+    needs_ = refuse_server_wide_faults();
     // Lua on the fake: a script that never ends stops the run at this bound (lua_budget.h).
     fake::LuaInstructionBudget lua_budget(opt_.lua_instructions_max, [this](const char* sha) {
       if (!bound_reason_) {
@@ -201,6 +204,15 @@ class Engine {
   [[noreturn]] void fail(const Where& w, const std::string& message) const {
     throw_located(sc_.file, w, message);
   }
+  // A field of a step, as the place an error is reported at: its Where (a JSON path) is
+  // built only when an error is, not at every evaluation of the step.
+  struct At {
+    const Step* step;
+    const char* key;
+  };
+  [[noreturn]] void fail(const At& at, const std::string& message) const {
+    fail(Where{at.step->where.pos, at.step->where.path + "." + at.key}, message);
+  }
 
   void resolve_inputs() {
     for (auto& [k, v] : opt_.variant) {
@@ -247,14 +259,11 @@ class Engine {
   }
 
   std::optional<std::string> lookup(const ActorRt* a, std::string_view name) const {
-    std::string n(name);
     if (a) {
-      if (auto it = a->vars.find(n); it != a->vars.end()) return it->second;
+      if (auto it = a->vars.find(name); it != a->vars.end()) return it->second;
     }
-    if (n == "seed") return std::to_string(opt_.seed);
-    if (auto it = result_.params.find(n); it != result_.params.end())
-      return std::to_string(it->second);
-    if (auto it = result_.variant.find(n); it != result_.variant.end()) return it->second;
+    // The seed, parameters and variants as text, made once (resolved_text_).
+    if (auto it = resolved_text_.find(name); it != resolved_text_.end()) return it->second;
     return std::nullopt;
   }
   Env env(const ActorRt* a) const {
@@ -262,20 +271,25 @@ class Engine {
   }
   // Evaluates an expression, template or condition of the file; an EvalError becomes a
   // located ScenarioError.
-  template <typename T>
-  auto eval(const T& x, const ActorRt* a, const Where& w) const {
+  template <typename T, typename W>
+  auto eval(const T& x, const ActorRt* a, const W& w) const {
     try {
       return x.eval(env(a));
     } catch (const EvalError& err) {
       fail(w, "\"" + x.source() + "\": " + err.message);
     }
   }
-  int64_t num(const Expr& e, const ActorRt* a, const Where& w) const { return eval(e, a, w); }
-  int64_t dur_ms(const Expr& e, const ActorRt* a, const Where& w) const {
+  template <typename W>
+  int64_t num(const Expr& e, const ActorRt* a, const W& w) const {
+    return eval(e, a, w);
+  }
+  template <typename W>
+  int64_t dur_ms(const Expr& e, const ActorRt* a, const W& w) const {
     return scaled_ms(unscaled_ms(e, a, w));
   }
   // A non-negative number of the file, as written (counts, and durations before scaling).
-  int64_t unscaled_ms(const Expr& e, const ActorRt* a, const Where& w) const {
+  template <typename W>
+  int64_t unscaled_ms(const Expr& e, const ActorRt* a, const W& w) const {
     int64_t v = num(e, a, w);
     if (v < 0)
       fail(w, "\"" + e.source() + "\" is " + std::to_string(v) + ": a duration cannot be negative");
@@ -295,7 +309,8 @@ class Engine {
   // Templates become command lines, where a duration parameter (unit "ms") is an argument
   // (SET ... PX ${ttl_ms}): at a time scale it is written scaled. Expressions and conditions
   // see the file's own values (dur_ms scales their results instead).
-  std::string str(const Template& t, const ActorRt* a, const Where& w) const {
+  template <typename W>
+  std::string str(const Template& t, const ActorRt* a, const W& w) const {
     if (opt_.time_scale == 1.0) return eval(t, a, w);
     try {
       return t.eval([this, a](std::string_view n) -> std::optional<std::string> {
@@ -308,10 +323,11 @@ class Engine {
       fail(w, "\"" + t.source() + "\": " + err.message);
     }
   }
-  bool test(const Cond& c, const ActorRt* a, const Where& w) const { return eval(c, a, w); }
-  Where field(const Step& s, const char* key) const {
-    return Where{s.where.pos, s.where.path + "." + key};
+  template <typename W>
+  bool test(const Cond& c, const ActorRt* a, const W& w) const {
+    return eval(c, a, w);
   }
+  At field(const Step& s, const char* key) const { return At{&s, key}; }
   // def is a duration of the file (scaled like the others).
   int64_t step_ms(ActorRt& a, const Step& s, const char* key, int64_t def) const {
     const Expr* e = s.n(key);
@@ -430,13 +446,14 @@ class Engine {
       size_t at = 0;
       if (std::string what = script_server_wide(source, &at); !what.empty()) {
         std::string message = "script " + def.name + " calls " + what +
-                              ", which reaches beyond this run's keys on " +
-                              backend_->describe() + ": " + kRefusalHint;
+                              ", which reaches beyond this run's keys on " + backend_->describe() +
+                              ": " + kRefusalHint;
         // A replaced script (--script FILE.lua) is located in its own file.
         auto path = opt_.script_paths.find(def.name);
         if (it != opt_.scripts.end() && path != opt_.script_paths.end()) {
-          size_t line = 1 + static_cast<size_t>(std::count(source.begin(),
-                                                           source.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+          size_t line =
+              1 + static_cast<size_t>(std::count(
+                      source.begin(), source.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
           size_t line_start = source.rfind('\n', at == 0 ? 0 : at - 1);
           size_t column = line_start == std::string::npos || at == 0 ? at + 1 : at - line_start;
           throw ScenarioError(path->second + ":" + std::to_string(line) + ":" +
@@ -533,7 +550,7 @@ class Engine {
     std::vector<Backend::ConfigRefusal> refused;
     backend_->start(scheduler_, &trace_, root.derive(fnv1a("network")).next_u64(), setups,
                     net::LinkConfig{scaled_us(sc_.latency_us), scaled_us(sc_.jitter_us)}, refused,
-                    refuse_server_wide_faults());
+                    needs_);
     fabric_ = &backend_->fabric();
     for (const Backend::ConfigRefusal& r : refused)
       for (const ServerDef& def : sc_.servers)
@@ -607,8 +624,7 @@ class Engine {
     put(TraceEvent{0, "run_start", "", -1, -1, -1, ""}.with(F::who, result_.actors));
     for (const ServerDef& def : sc_.servers) {
       TraceEvent e{0, "server_start", def.name, -1, -1, -1, ""};
-      e.with(F::server, def.name)
-          .with(F::source, backend_->server_events() ? "fake" : "clients");
+      e.with(F::server, def.name).with(F::source, backend_->server_events() ? "fake" : "clients");
       if (int64_t clock = backend_->server_clock_unix_ms(def.name); clock >= 0)
         e.with(F::clock_unix_ms, clock);
       put(std::move(e));
@@ -616,8 +632,8 @@ class Engine {
     for (const ResourceDef& r : sc_.resources)
       put(TraceEvent{0, "resource_start", r.name, -1, -1, -1, ""}
               .with(F::resource, r.name)
-              .with(F::reason, resources_.at(r.name).check ? "checks fences"
-                                                            : "does not check fences"));
+              .with(F::reason,
+                    resources_.at(r.name).check ? "checks fences" : "does not check fences"));
   }
 
   Where config_where(const ServerDef& def, size_t i) const {
@@ -722,7 +738,7 @@ class Engine {
     return TraceEvent{scheduler_.now_us(), std::move(kind), a.name, conn, step, attempt,
                       std::move(text)};
   }
-  void put(TraceEvent e) { trace_.append(std::move(e)); }
+  void put(TraceEvent&& e) { trace_.append(std::move(e)); }
   void emit(ActorRt& a, std::string kind, int64_t step, std::string text, int64_t attempt = -1,
             int64_t conn = -1) {
     put(ev(a, std::move(kind), step, std::move(text), attempt, conn));
@@ -1002,64 +1018,63 @@ class Engine {
                        .with(F::token, token)
                        .with(F::ttl_us, ms_to_us(ttl)));
     ActorRt* p = &a;
-    auto on_result = guard1<Result>(
-        a, [this, p, &s, tries, started_us, span, k, lock, token, ttl, retry, wait, fenced](Result r) {
-          ActorRt& a2 = *p;
-          bool got = false;
-          int64_t fence = 0;
-          if (r.ok()) {
-            if (fenced) {
-              got = r.reply.kind == Reply::Kind::Integer && r.reply.integer > 0;
-              fence = r.reply.integer;
-            } else {
-              got = r.reply.kind == Reply::Kind::Status && r.reply.str == "OK";
-            }
-          }
-          if (got) {
-            LockRt l;
-            l.token = token;
-            l.ttl_us = ms_to_us(ttl);
-            end_hold(a2, lock, "reacquired");
-            std::string text = lock + " token=" + token + " ttl=" + std::to_string(ttl) + " ms";
-            TraceEvent e = ev(a2, "lock_acquired", sid(s), "", tries)
-                               .with(F::lock, lock)
-                               .with(F::server, a2.client->server())
-                               .with(F::token, token)
-                               .with(F::ttl_us, ms_to_us(ttl));
-            if (fenced) {
-              a2.vars["fence"] = std::to_string(fence);
-              text += " fence=" + std::to_string(fence);
-              e.with(F::fence, fence);
-            }
-            e.text = std::move(text);
-            e.ends = span;
-            l.hold_span = begin(std::move(e));
-            a2.locks[lock] = l;
-            save(a2, s, fenced ? std::to_string(fence) : "1");
-            return k();
-          }
-          if (tries == 0) {
-            TraceEvent e = ev(a2, "lock_busy", sid(s),
-                              lock + (r.ok() ? " is held by someone else" : ": " + r.error.text),
-                              tries)
-                               .with(F::lock, lock);
-            if (!r.ok())
-              e.with(F::error, r.error.text).with(F::error_class, client::error_class(r.error.kind));
-            put(std::move(e));
-          }
-          if (wait >= 0 && scheduler_.now_us() + ms_to_us(retry) > started_us + ms_to_us(wait)) {
-            end(ev(a2, "lock_gave_up", sid(s),
-                   lock + " after " + std::to_string(tries + 1) + " tries", tries)
-                    .with(F::lock, lock)
-                    .with(F::tries, tries + 1),
-                span);
-            save(a2, s, "0");
-            return k();
-          }
-          after(a2, ms_to_us(retry), [this, p, &s, tries, started_us, span, k] {
-            do_acquire(*p, s, tries + 1, started_us, span, k);
-          });
-        });
+    auto on_result = guard1<Result>(a, [this, p, &s, tries, started_us, span, k, lock, token, ttl,
+                                        retry, wait, fenced](Result r) {
+      ActorRt& a2 = *p;
+      bool got = false;
+      int64_t fence = 0;
+      if (r.ok()) {
+        if (fenced) {
+          got = r.reply.kind == Reply::Kind::Integer && r.reply.integer > 0;
+          fence = r.reply.integer;
+        } else {
+          got = r.reply.kind == Reply::Kind::Status && r.reply.str == "OK";
+        }
+      }
+      if (got) {
+        LockRt l;
+        l.token = token;
+        l.ttl_us = ms_to_us(ttl);
+        end_hold(a2, lock, "reacquired");
+        std::string text = lock + " token=" + token + " ttl=" + std::to_string(ttl) + " ms";
+        TraceEvent e = ev(a2, "lock_acquired", sid(s), "", tries)
+                           .with(F::lock, lock)
+                           .with(F::server, a2.client->server())
+                           .with(F::token, token)
+                           .with(F::ttl_us, ms_to_us(ttl));
+        if (fenced) {
+          a2.vars["fence"] = std::to_string(fence);
+          text += " fence=" + std::to_string(fence);
+          e.with(F::fence, fence);
+        }
+        e.text = std::move(text);
+        e.ends = span;
+        l.hold_span = begin(std::move(e));
+        a2.locks[lock] = l;
+        save(a2, s, fenced ? std::to_string(fence) : "1");
+        return k();
+      }
+      if (tries == 0) {
+        TraceEvent e = ev(a2, "lock_busy", sid(s),
+                          lock + (r.ok() ? " is held by someone else" : ": " + r.error.text), tries)
+                           .with(F::lock, lock);
+        if (!r.ok())
+          e.with(F::error, r.error.text).with(F::error_class, client::error_class(r.error.kind));
+        put(std::move(e));
+      }
+      if (wait >= 0 && scheduler_.now_us() + ms_to_us(retry) > started_us + ms_to_us(wait)) {
+        end(ev(a2, "lock_gave_up", sid(s), lock + " after " + std::to_string(tries + 1) + " tries",
+               tries)
+                .with(F::lock, lock)
+                .with(F::tries, tries + 1),
+            span);
+        save(a2, s, "0");
+        return k();
+      }
+      after(a2, ms_to_us(retry), [this, p, &s, tries, started_us, span, k] {
+        do_acquire(*p, s, tries + 1, started_us, span, k);
+      });
+    });
     if (fenced) {
       std::string fence_key = step_str(a, s, "fence_key");
       const client::Script& script =
@@ -1518,19 +1533,19 @@ class Engine {
                              .with(F::message, trace_excerpt(message))
                              .with(F::method, "pubsub"));
     ActorRt* p = &a;
-    a.client->do_command(ctx(a, s), {"PUBLISH", channel, message},
-                         guard1<Result>(a, [this, p, &s, k, span](Result r) {
-                           TraceEvent e = ev(*p, "published", sid(s), reply_text(r));
-                           if (r.ok() && r.reply.kind == Reply::Kind::Integer) {
-                             e.with(F::receivers, r.reply.integer);
-                           } else if (!r.ok()) {
-                             e.with(F::error, r.error.text)
-                                 .with(F::error_class, client::error_class(r.error.kind));
-                           }
-                           end(std::move(e), span);
-                           save(*p, s, reply_text(r));
-                           k();
-                         }));
+    a.client->do_command(
+        ctx(a, s), {"PUBLISH", channel, message},
+        guard1<Result>(a, [this, p, &s, k, span](Result r) {
+          TraceEvent e = ev(*p, "published", sid(s), reply_text(r));
+          if (r.ok() && r.reply.kind == Reply::Kind::Integer) {
+            e.with(F::receivers, r.reply.integer);
+          } else if (!r.ok()) {
+            e.with(F::error, r.error.text).with(F::error_class, client::error_class(r.error.kind));
+          }
+          end(std::move(e), span);
+          save(*p, s, reply_text(r));
+          k();
+        }));
   }
 
   void do_stream_add(ActorRt& a, const Step& s, K k) {
@@ -1553,27 +1568,29 @@ class Engine {
     std::string message;
     for (size_t i = 0; i < fields.size(); i++) {
       argv.push_back(fields[i]);
-      if (i % 2 == 0) message += (message.empty() ? "" : " ") + fields[i];
-      else message += "=" + fields[i];
+      if (i % 2 == 0)
+        message += (message.empty() ? "" : " ") + fields[i];
+      else
+        message += "=" + fields[i];
     }
     int64_t span = begin(ev(a, "publish", sid(s), stream + ": " + trace_excerpt(message, 60))
                              .with(F::channel, stream)
                              .with(F::message, trace_excerpt(message))
                              .with(F::method, "stream"));
     ActorRt* p = &a;
-    a.client->do_command(ctx(a, s), argv, guard1<Result>(a, [this, p, &s, k, span](Result r) {
-                           TraceEvent e = ev(*p, "published", sid(s), reply_text(r));
-                           // A failed XADD added nothing (or we cannot know): not counted as sent.
-                           if (!r.ok()) {
-                             e.with(F::error, r.error.text)
-                                 .with(F::error_class, client::error_class(r.error.kind));
-                           } else {
-                             e.with(F::id, reply_text(r));
-                           }
-                           end(std::move(e), span);
-                           save(*p, s, reply_text(r));
-                           k();
-                         }));
+    a.client->do_command(
+        ctx(a, s), argv, guard1<Result>(a, [this, p, &s, k, span](Result r) {
+          TraceEvent e = ev(*p, "published", sid(s), reply_text(r));
+          // A failed XADD added nothing (or we cannot know): not counted as sent.
+          if (!r.ok()) {
+            e.with(F::error, r.error.text).with(F::error_class, client::error_class(r.error.kind));
+          } else {
+            e.with(F::id, reply_text(r));
+          }
+          end(std::move(e), span);
+          save(*p, s, reply_text(r));
+          k();
+        }));
   }
 
   // Entries of an XREADGROUP/XAUTOCLAIM reply: (id, "f1 v1 ...").
@@ -1648,11 +1665,20 @@ class Engine {
     block = std::max<int64_t>(1, std::min<int64_t>(block, (until - now) / 1000));
     bool ack = s.f("ack", true) && !group.empty();
     ActorRt* p = &a;
-    Argv read = group.empty()
-                    ? Argv{"XREAD", "COUNT", std::to_string(count), "BLOCK", std::to_string(block),
-                           "STREAMS", stream, "$"}
-                    : Argv{"XREADGROUP", "GROUP", group, consumer, "COUNT", std::to_string(count),
-                           "BLOCK", std::to_string(block), "STREAMS", stream, ">"};
+    Argv read = group.empty() ? Argv{"XREAD",
+                                     "COUNT",
+                                     std::to_string(count),
+                                     "BLOCK",
+                                     std::to_string(block),
+                                     "STREAMS",
+                                     stream,
+                                     "$"}
+                              : Argv{"XREADGROUP", "GROUP",
+                                     group,        consumer,
+                                     "COUNT",      std::to_string(count),
+                                     "BLOCK",      std::to_string(block),
+                                     "STREAMS",    stream,
+                                     ">"};
     a.client->do_command(
         ctx(a, s), std::move(read),
         guard1<Result>(a, [this, p, &s, k, stream, group, consumer, until, ack](Result r) {
@@ -1776,9 +1802,8 @@ class Engine {
                                  .with(F::for_us, for_us)
                                  .with(F::reason, why));
         a->process->pause_for(for_us);
-        scheduler_.schedule_after(for_us, [this, name, span] {
-          end(fault_ev(name, "resume", "resume"), span);
-        });
+        scheduler_.schedule_after(
+            for_us, [this, name, span] { end(fault_ev(name, "resume", "resume"), span); });
       }
     } else if (f.op == "disconnect") {
       for (const std::string& h : hosts()) {
@@ -1788,15 +1813,15 @@ class Engine {
     } else if (f.op == "refuse" || f.op == "partition") {
       for (const std::string& h : hosts()) {
         bool refuse = f.op == "refuse";
-        int64_t span = begin(
-            fault_ev(h,
-                     std::string(refuse ? "new connections refused" : "partitioned from ") +
-                         (refuse ? " by " : "") + f.server + " for " + format_time(for_us) +
-                         because,
-                     f.op)
-                .with(F::server, f.server)
-                .with(F::for_us, for_us)
-                .with(F::reason, why));
+        int64_t span =
+            begin(fault_ev(h,
+                           std::string(refuse ? "new connections refused" : "partitioned from ") +
+                               (refuse ? " by " : "") + f.server + " for " + format_time(for_us) +
+                               because,
+                           f.op)
+                      .with(F::server, f.server)
+                      .with(F::for_us, for_us)
+                      .with(F::reason, why));
         if (refuse)
           fabric_->set_refused(h, f.server, true);
         else
@@ -1816,12 +1841,13 @@ class Engine {
     } else if (f.op == "latency") {
       if (by_ms < 0) fail(w_by, "extra latency cannot be negative (" + std::to_string(by_ms) + ")");
       for (const std::string& h : hosts()) {
-        TraceEvent e = fault_ev(h,
-                                "+" + std::to_string(by_ms) + " ms latency on its open connections" +
-                                    (for_us > 0 ? " for " + format_time(for_us) : std::string()),
-                                "latency")
-                           .with(F::by_us, ms_to_us(by_ms))
-                           .with(F::for_us, for_us);
+        TraceEvent e =
+            fault_ev(h,
+                     "+" + std::to_string(by_ms) + " ms latency on its open connections" +
+                         (for_us > 0 ? " for " + format_time(for_us) : std::string()),
+                     "latency")
+                .with(F::by_us, ms_to_us(by_ms))
+                .with(F::for_us, for_us);
         int64_t span = 0;
         if (for_us > 0)
           span = begin(std::move(e));
@@ -1868,9 +1894,10 @@ class Engine {
       if (tpl == n.templates.end()) tpl = n.templates.find("en");
       if (tpl == n.templates.end()) tpl = n.templates.begin();
       // The story's own numbers (the file's, not scaled by --time-scale).
-      std::string text = tpl == n.templates.end()
-                             ? n.text.get(opt_.lang)
-                             : eval(tpl->second, nullptr, Where{n.where.pos, n.where.path + ".text"});
+      std::string text =
+          tpl == n.templates.end()
+              ? n.text.get(opt_.lang)
+              : eval(tpl->second, nullptr, Where{n.where.pos, n.where.path + ".text"});
       int64_t index = static_cast<int64_t>(i);
       if (n.on) {
         TimeUs after =
@@ -1962,7 +1989,8 @@ class Engine {
           .with(F::ok, r.ok ? 1 : 0)
           .with(F::violations, static_cast<int64_t>(r.violations.size()));
       if (r.expected) e.with(F::expected, *r.expected ? 1 : 0);
-      if (!r.judged) e.with(F::reason, r.backend_lacks ? "not judged on this backend" : "not judged");
+      if (!r.judged)
+        e.with(F::reason, r.backend_lacks ? "not judged on this backend" : "not judged");
       put(std::move(e));
       result_.checks.push_back(std::move(r));
     }
@@ -1972,13 +2000,18 @@ class Engine {
       for (const std::string& n : result_.not_judged_here) verdict += " " + n;
       verdict += ")";
     }
-    put(TraceEvent{result_.end_us, "expectation", "", -1, -1, -1, verdict}
-            .with(F::met, result_.expectation_met ? 1 : 0));
+    put(TraceEvent{result_.end_us, "expectation", "", -1, -1, -1, verdict}.with(
+        F::met, result_.expectation_met ? 1 : 0));
   }
 
   const Scenario& sc_;
   RunOptions opt_;
   RunResult result_;
+  // What lookup() answers for a name that is not an actor's variable: "seed", then each
+  // parameter, then each variant (the first of these wins, as lookup() always had it).
+  std::map<std::string, std::string, std::less<>> resolved_text_;
+  // What the run needs of a server (commands, faults), checked before anything is sent.
+  RunNeeds needs_;
   Trace trace_;
   Scheduler scheduler_;
   // The backend outlives the clients below (declared first, destroyed last).
