@@ -27,7 +27,6 @@ EventId Scheduler::schedule_at(TimeUs at_us, Callback cb) {
   slots_[slot].cb = std::move(cb);
   heap_.push_back(Entry{at_us, id.seq, slot});
   std::push_heap(heap_.begin(), heap_.end(), later);
-  live_++;
   return id;
 }
 
@@ -38,13 +37,21 @@ EventId Scheduler::schedule_after(TimeUs delay_us, Callback cb) {
 
 bool Scheduler::cancel(EventId id) {
   if (!pending(id)) return false;
-  Slot& s = slots_[id.slot];
-  s.seq = 0;
-  s.cb = nullptr;
-  free_slots_.push_back(id.slot);
-  live_--;
+  free_slot(id.slot);
   drop_stale_top();
+  // Entries of cancelled events below the top: rebuilt without them once they are most of
+  // the heap (amortised: at least as many cancels as entries removed happened since).
+  if (heap_.size() > 64 && heap_.size() > 2 * size()) {
+    std::erase_if(heap_, [this](const Entry& e) { return stale(e); });
+    std::make_heap(heap_.begin(), heap_.end(), later);
+  }
   return true;
+}
+
+void Scheduler::free_slot(uint32_t slot) {
+  slots_[slot].seq = 0;
+  slots_[slot].cb = nullptr;
+  free_slots_.push_back(slot);
 }
 
 void Scheduler::pop_top() {
@@ -58,20 +65,16 @@ void Scheduler::drop_stale_top() {
 }
 
 TimeUs Scheduler::next_time_us() const {
-  return live_ == 0 ? kTimeNeverUs : heap_.front().at_us;
+  return empty() ? kTimeNeverUs : heap_.front().at_us;
 }
 
 bool Scheduler::run_next() {
-  if (live_ == 0) return false;
+  if (empty()) return false;
   // Take the event out before running it: the callback may schedule or cancel others.
   Entry top = heap_.front();
   pop_top();
-  Slot& s = slots_[top.slot];
-  Callback cb = std::move(s.cb);
-  s.seq = 0;
-  s.cb = nullptr;
-  free_slots_.push_back(top.slot);
-  live_--;
+  Callback cb = std::move(slots_[top.slot].cb);
+  free_slot(top.slot);
   drop_stale_top();
   clock_.advance_to(top.at_us);
   cb();
@@ -81,7 +84,7 @@ bool Scheduler::run_next() {
 Scheduler::RunResult Scheduler::run_until(TimeUs until_us, uint64_t events_max) {
   REDLAB_ASSERT(until_us >= now_us() && "cannot run until a time in the past");
   RunResult result;
-  while (live_ != 0 && heap_.front().at_us <= until_us) {
+  while (!empty() && heap_.front().at_us <= until_us) {
     if (result.events_run >= events_max || stop_requested_) {
       result.bound_hit = true;
       return result;
@@ -95,7 +98,7 @@ Scheduler::RunResult Scheduler::run_until(TimeUs until_us, uint64_t events_max) 
 
 Scheduler::RunResult Scheduler::run_all(uint64_t events_max) {
   RunResult result;
-  while (live_ != 0) {
+  while (!empty()) {
     if (result.events_run >= events_max || stop_requested_) {
       result.bound_hit = true;
       return result;

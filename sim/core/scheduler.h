@@ -59,8 +59,8 @@ class Scheduler {
     return id.seq != 0 && id.slot < slots_.size() && slots_[id.slot].seq == id.seq;
   }
 
-  size_t size() const { return live_; }
-  bool empty() const { return live_ == 0; }
+  size_t size() const { return slots_.size() - free_slots_.size(); }
+  bool empty() const { return size() == 0; }
   // Time of the earliest pending event, or kTimeNeverUs.
   TimeUs next_time_us() const;
 
@@ -75,7 +75,9 @@ class Scheduler {
  private:
   // A binary min-heap on (time_us, seq), the total order of events, over slots that hold
   // the callbacks. A cancelled event's slot is freed at once (seq 0) and its heap entry is
-  // dropped when it reaches the top: no allocation per event once the vectors have grown.
+  // dropped when it reaches the top, or when such entries outnumber the live ones (a timer
+  // set far ahead and cancelled again and again must not grow the heap without end). No
+  // allocation per event once the vectors have grown.
   struct Entry {
     TimeUs at_us;
     uint64_t seq;
@@ -91,6 +93,7 @@ class Scheduler {
   bool stale(const Entry& e) const { return slots_[e.slot].seq != e.seq; }
   void pop_top();
   void drop_stale_top();
+  void free_slot(uint32_t slot);
 
   VirtualClock clock_;
   uint64_t next_seq_ = 1;
@@ -98,7 +101,6 @@ class Scheduler {
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
-  size_t live_ = 0;
 };
 
 }  // namespace redlab

@@ -608,8 +608,13 @@ class TraceReader {
     std::string key;
     for (size_t index = 0;; index++) {
       std::string where = "events[" + std::to_string(index) + "]";
-      TraceEvent e;
       const char* event_at = (skip_ws(), p_);
+      if (trace.events_.size() >= kTraceEventsReadMax)
+        return fail_at(event_at, where + ": more than " + std::to_string(kTraceEventsReadMax) +
+                                     " events, the most a run writes (a trace's limit)");
+      // Read in place (no move of each event into the vector); a failed read fails the
+      // whole trace, so a half-read event left at the end is never seen.
+      TraceEvent& e = trace.events_.emplace_back();
       if (!expect('{', where)) return false;
       bool time = false, kind = false;
       uint64_t seen = 0;  // identity fields given, one bit each (duplicates are refused)
@@ -683,10 +688,6 @@ class TraceReader {
         open_spans.insert(e.span);
         trace.last_span_ = std::max(trace.last_span_, e.span);
       }
-      if (trace.events_.size() >= kTraceEventsReadMax)
-        return fail_at(event_at, where + ": more than " + std::to_string(kTraceEventsReadMax) +
-                                     " events, the most a run writes (a trace's limit)");
-      trace.events_.push_back(std::move(e));
       if (take(',')) continue;
       if (take(']')) return true;
       if (p_ >= end_) return fail("events: unexpected end of input (a truncated trace?)");

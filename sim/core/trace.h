@@ -120,13 +120,14 @@ struct TraceField {
   bool operator==(const TraceField&) const = default;
 };
 
-// The typed fields of one event, in the order they were added. Most events carry one to
-// four: those are kept inside the event, so making an event allocates nothing for them (a
+// The typed fields of one event, in the order they were added. Most events carry none, one
+// or two: those are kept inside the event, so making an event allocates nothing for them (a
 // run makes hundreds of events, explore runs thousands of runs; a heap block per event and
-// its free were a fifth of explore's time). More spill to the heap.
+// its free were a fifth of explore's time). More spill to the heap. Two, not more: every
+// event pays for the inline room, and the GUI holds a million of them.
 class FieldList {
  public:
-  static constexpr size_t kInline = 4;
+  static constexpr size_t kInline = 2;
 
   FieldList() noexcept = default;
   FieldList(const FieldList& other) { append_copy(other); }

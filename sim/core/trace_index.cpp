@@ -111,24 +111,24 @@ void TraceIndex::consume(size_t i) {
     }
     return;
   }
-  if (kind == "run_start") {
+  if (k == K::run_start) {
     if (const auto* who = e.list(F::who))
       for (const std::string& a : *who) add_actor(a);
     return;
   }
-  if (kind == "server_start") {
+  if (k == K::server_start) {
     ServerInfo& s = server_info(std::string(e.str_or(F::server, e.actor)));
     s.source = std::string(e.str_or(F::source));
     if (const int64_t* clock = e.num(F::clock_unix_ms)) s.clock.emplace_back(e.time_us, *clock);
     return;
   }
-  if (kind == "resource_start") {
+  if (k == K::resource_start) {
     std::string name(e.str_or(F::resource, e.actor));
     if (std::find(resources_.begin(), resources_.end(), name) == resources_.end())
       resources_.push_back(name);
     return;
   }
-  if (kind == "clock_jump" || kind == "server_restart") {
+  if (k == K::clock) {
     auto it = server_info_.find(e.str_or(F::server));
     if (it == server_info_.end()) return;
     ServerInfo& s = it->second;
@@ -150,7 +150,7 @@ void TraceIndex::consume(size_t i) {
     }
     return;
   }
-  if (kind == "key_set" || kind == "key_del" || kind == "key_expired") {
+  if (k == K::key) {
     ServerInfo& s = server_info(e.actor);
     KeyChange c;
     c.event = i;
@@ -173,12 +173,12 @@ void TraceIndex::consume(size_t i) {
     if (s.changes.size() % kCheckpointEvery == 0) s.checkpoints.push_back(s.current);
     return;
   }
-  if (kind == "dial") {
+  if (k == K::dial) {
     connections_[e.connection] = {std::string(e.str_or(F::server)), e.actor};
     add_actor(e.actor);
     return;
   }
-  if (kind == "violation") {
+  if (k == K::violation) {
     TraceViolation v;
     v.check = std::string(e.str_or(F::check));
     v.from_us = e.num_or(F::from_us, e.time_us);
@@ -189,7 +189,7 @@ void TraceIndex::consume(size_t i) {
     violations_.push_back(std::move(v));
     return;
   }
-  if (kind == "check") {
+  if (k == K::check) {
     TraceCheck c;
     c.name = std::string(e.str_or(F::check));
     c.kind = std::string(e.str_or(F::check_kind));
@@ -204,7 +204,7 @@ void TraceIndex::consume(size_t i) {
     checks_.push_back(std::move(c));
     return;
   }
-  if (kind == "expectation") {
+  if (k == K::expectation) {
     expectation_met_ = e.num_or(F::met, 1) != 0;
     expectation_text_ = e.text;
     return;

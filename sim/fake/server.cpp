@@ -368,8 +368,10 @@ void mark_subcommand_containers(CommandTable& table);  // below, beside the tabl
 
 namespace {
 
-// The command table and its lookup index: the same for every server and never changed after
-// it is built, so built once per process (a run builds several servers; explore, thousands).
+// The command table and find_command's index into it: open addressing on a hash of the
+// lower-cased name, so a lookup neither copies the name into a key nor hashes it twice. The
+// same for every server and never changed after it is built, so built once per process (a
+// run builds several servers; explore, thousands).
 struct CommandRegistry {
   CommandTable table;
   std::vector<const CommandTable::value_type*> index;
@@ -380,11 +382,7 @@ const CommandRegistry& command_registry();
 
 }  // namespace
 
-Server::Server(ServerOptions options)
-    : options_(std::move(options)),
-      commands_(command_registry().table),
-      command_index_(command_registry().index),
-      command_index_mask_(command_registry().mask) {
+Server::Server(ServerOptions options) : options_(std::move(options)) {
   REDLAB_ASSERT(options_.databases > 0);
   dbs_.resize(static_cast<size_t>(options_.databases));
   config_ = {
@@ -477,9 +475,9 @@ const CommandSpec* Server::find_command(std::string_view name) const {
     lower[i] = ch;
     h = (h ^ static_cast<unsigned char>(ch)) * kFnvPrime;
   }
-  for (size_t slot = static_cast<size_t>(h) & command_index_mask_;;
-       slot = (slot + 1) & command_index_mask_) {
-    const CommandTable::value_type* entry = command_index_[slot];
+  const CommandRegistry& r = command_registry();
+  for (size_t slot = static_cast<size_t>(h) & r.mask;; slot = (slot + 1) & r.mask) {
+    const CommandTable::value_type* entry = r.index[slot];
     if (!entry) return nullptr;
     // A byte loop: names are a few bytes, cheaper than a memcmp call.
     const std::string& key = entry->first;

@@ -412,7 +412,6 @@ class Server {
   bool observing() const { return static_cast<bool>(observer); }
 
   // ---- For command implementations ----
-  const CommandTable& commands() const { return commands_; }
   const CommandSpec* find_command(std::string_view name) const;
   std::vector<Db>& dbs() { return dbs_; }
   // Runs a command for `client` at now_us with replies going to sink, applying the same
@@ -574,12 +573,6 @@ class Server {
   void finish_close(const Closing& closing, TimeUs now_us);
 
   ServerOptions options_;
-  // The shared command table (built once per process, never changed after).
-  const CommandTable& commands_;
-  // find_command's index into commands_: open addressing on a hash of the lower-cased name,
-  // so a lookup neither copies the name into a key nor hashes it twice.
-  const std::vector<const CommandTable::value_type*>& command_index_;
-  size_t command_index_mask_ = 0;
   std::vector<Db> dbs_;
   // No key in any database expires before this (unix ms): lowered by Ctx::set_expire, exact
   // again after expire_due walks the databases. Deletions only leave it too low (harmless).

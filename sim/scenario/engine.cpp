@@ -116,9 +116,6 @@ class Engine {
  private:
   RunResult run_world() {
     resolve_inputs();
-    resolved_text_["seed"] = std::to_string(opt_.seed);
-    for (auto& [k, v] : result_.params) resolved_text_.emplace(k, std::to_string(v));
-    for (auto& [k, v] : result_.variant) resolved_text_.emplace(k, v);
     backend_ = opt_.backend;
     if (!backend_) {
       own_backend_ = make_fake_backend();
@@ -256,6 +253,10 @@ class Engine {
       auto it = opt_.set.find(p.name);
       result_.params[p.name] = it == opt_.set.end() ? p.def : it->second;
     }
+    // lookup()'s answers for them, as text, made once: the first of a name wins.
+    resolved_text_["seed"] = std::to_string(opt_.seed);
+    for (auto& [k, v] : result_.params) resolved_text_.emplace(k, std::to_string(v));
+    for (auto& [k, v] : result_.variant) resolved_text_.emplace(k, v);
   }
 
   std::optional<std::string> lookup(const ActorRt* a, std::string_view name) const {

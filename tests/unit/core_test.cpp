@@ -89,6 +89,35 @@ TEST(Scheduler, CancelRemovesOnlyThatEvent) {
   EXPECT_FALSE(s.cancel(a)) << "an event that ran cannot be cancelled";
 }
 
+// A timer set far ahead and cancelled again and again (a read timeout re-armed per command)
+// while events run: the order stays (time, seq), and an old id whose slot now holds another
+// event cancels nothing.
+TEST(Scheduler, ManyCancelledTimersKeepTheOrderAndOldIdsCancelNothing) {
+  Scheduler s;
+  std::vector<int> ran;
+  EventId timer;
+  std::vector<EventId> old_ids;
+  for (int i = 0; i < 5000; i++) {
+    if (timer.valid()) {
+      EXPECT_TRUE(s.cancel(timer));
+      old_ids.push_back(timer);
+    }
+    timer = s.schedule_at(1'000'000 + i, [&ran] { ran.push_back(-1); });
+    s.schedule_at(i, [&ran, i] { ran.push_back(i); });
+  }
+  for (const EventId& old : old_ids) {
+    EXPECT_FALSE(s.pending(old));
+    EXPECT_FALSE(s.cancel(old));
+  }
+  EXPECT_EQ(s.size(), 5001u);
+  EXPECT_TRUE(s.pending(timer));
+  s.run_all();
+  ASSERT_EQ(ran.size(), 5001u);
+  for (int i = 0; i < 5000; i++) ASSERT_EQ(ran[static_cast<size_t>(i)], i);
+  EXPECT_EQ(ran.back(), -1) << "only the last timer is left, and it runs last";
+  EXPECT_EQ(s.now_us(), 1'000'000 + 4999);
+}
+
 TEST(Scheduler, CallbackCanCancelALaterEventAtTheSameTime) {
   Scheduler s;
   std::vector<int> ran;
