@@ -17,6 +17,7 @@ struct Client::Call {
   int64_t attempt = 0;
   int64_t span = 0;  // the call's span in the trace: call .. result
   PipelineDone done;
+  Done single_done;  // a Single call's own callback (no PipelineDone wrapped around it)
 };
 
 TimeUs retry_backoff_us(int64_t retry, TimeUs min_us, TimeUs max_us, Prng& prng) {
@@ -62,7 +63,7 @@ void Client::do_command(const Context& ctx, Argv argv, Done done) {
   call->kind = CallKind::Single;
   call->ctx = ctx;
   call->cmds.push_back(std::move(argv));
-  call->done = [done = std::move(done)](PipelineResult r) { done(std::move(r.results.at(0))); };
+  call->single_done = std::move(done);
   if (tracer_.on()) {
     call->span = tracer_.new_span();
     // No text where a field says it all (argv, reply): a consumer renders those.
@@ -294,6 +295,10 @@ void Client::finish(std::shared_ptr<Call> call, PipelineResult r) {
       e.with(F::count, static_cast<int64_t>(r.results.size()));
     tracer_.emit(std::move(e));
   }
+  if (call->single_done) {
+    Done done = std::move(call->single_done);
+    return done(std::move(r.results.at(0)));
+  }
   PipelineDone done = std::move(call->done);
   done(std::move(r));
 }
@@ -348,10 +353,12 @@ void Client::exchange(CallKind kind, const Pool::ConnPtr& conn, const std::vecto
           }
         }
         PipelineResult out;
+        out.results.reserve(n);
         if (kind != CallKind::Tx) {
           for (size_t i = 0; i < n; i++) {
             if (i < replies.size()) {
-              out.results.push_back(Result{replies[i], error_of(replies[i])});
+              Error e = error_of(replies[i]);  // before the reply moves
+              out.results.push_back(Result{std::move(replies[i]), std::move(e)});
             } else {
               out.results.push_back(Result{Reply::nil(), err});
             }

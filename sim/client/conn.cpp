@@ -82,12 +82,13 @@ void Conn::roundtrip(std::vector<Argv> cmds, const std::vector<int64_t>& causes,
     return;
   }
   if (deadline_us != kTimeNeverUs) {
-    std::weak_ptr<Conn> weak = weak_from_this();
-    read_timer_ = process_.after(std::max<TimeUs>(0, deadline_us - process_.now_us()), [weak] {
-      auto self = weak.lock();
-      if (!self || !self->read_done_) return;
-      self->read_timer_ = 0;
-      self->finish_read(Error::make(ErrorKind::ReadTimeout));
+    // The destructor cancels read_timer_, so `this` is alive when it fires; [this] fits
+    // std::function's inline room (a weak_ptr would not: one allocation per command).
+    read_timer_ = process_.after(std::max<TimeUs>(0, deadline_us - process_.now_us()), [this] {
+      auto self = shared_from_this();  // held while the read's callback runs
+      if (!read_done_) return;
+      read_timer_ = 0;
+      finish_read(Error::make(ErrorKind::ReadTimeout));
     });
   }
 }

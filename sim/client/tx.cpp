@@ -14,7 +14,8 @@ net::ConnId Tx::conn_id() const {
 void Tx::do_command(const Context& ctx, Argv argv, std::function<void(Result)> done) {
   if (client_.tracer_.on())
     client_.tracer_.emit(
-        client_.tracer_.make("call", conn_->id(), ctx.step, tag_.attempt, command_line(argv), ctx.actor)
+        client_.tracer_
+            .make("call", conn_->id(), ctx.step, tag_.attempt, command_line(argv), ctx.actor)
             .with(F::argv, trace_argv(argv)));
   if (!bad_.ok()) return done(Result{Reply::nil(), bad_});
   TimeUs timeout_us = client_.options_.read_timeout_us;

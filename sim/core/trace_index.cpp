@@ -84,7 +84,10 @@ void TraceIndex::consume(size_t i) {
   // One lookup per event: the kind's list, and its role (found the first time it is seen).
   auto [kind_it, fresh] = by_kind_.try_emplace(e.kind);
   KindEvents& kind_entry = kind_it->second;
-  if (fresh) kind_entry.role = static_cast<uint8_t>(role_of(e.kind));
+  if (fresh) {
+    kind_entry.role = static_cast<uint8_t>(role_of(e.kind));
+    kind_entry.events.reserve(32);  // a run has a few dozen kinds, most with many events
+  }
   kind_entry.events.push_back(i);
   if (e.span > 0) {
     if (spans_.size() <= static_cast<size_t>(e.span))

@@ -930,8 +930,11 @@ void Server::emit(ClientId id, TimeUs at_us, Reply&& reply) {
 }
 
 std::vector<Output> Server::take_outputs() {
-  std::stable_sort(outputs_.begin(), outputs_.end(),
-                   [](const Output& a, const Output& b) { return a.at_us < b.at_us; });
+  // Usually one output, or several already in order: std::stable_sort would still take a
+  // temporary buffer from the heap.
+  auto earlier = [](const Output& a, const Output& b) { return a.at_us < b.at_us; };
+  if (!std::is_sorted(outputs_.begin(), outputs_.end(), earlier))
+    std::stable_sort(outputs_.begin(), outputs_.end(), earlier);
   std::vector<Output> out;
   out.swap(outputs_);
   return out;

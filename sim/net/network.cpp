@@ -230,7 +230,7 @@ ConnId Network::open(std::string_view from_host, std::string_view to_server,
   c.id = id;
   c.host = std::string(from_host);
   c.server = std::string(to_server);
-  c.callbacks = std::move(callbacks);
+  c.callbacks = std::make_shared<const ConnCallbacks>(std::move(callbacks));
   std::weak_ptr<bool> alive = alive_;
   auto server_it = servers_.find(to_server);
   bool refused_link = server_it != servers_.end() && link_state(from_host, to_server).refused;
@@ -276,9 +276,9 @@ ConnId Network::open(std::string_view from_host, std::string_view to_server,
       auto a2 = alive.lock();
       if (!a2 || !*a2) return;
       Conn& cc = conns_.at(id);
-      if (!cc.client_open || !cc.callbacks.on_connected) return;
-      auto cb = cc.callbacks.on_connected;
-      cb();
+      if (!cc.client_open || !cc.callbacks->on_connected) return;
+      auto cbs = cc.callbacks;  // held while it runs: it may close the connection
+      cbs->on_connected();
     });
   });
   return id;
@@ -309,7 +309,7 @@ void Network::close(ConnId conn) {
   Conn& c = it->second;
   if (!c.client_open) return;
   c.client_open = false;
-  c.callbacks = ConnCallbacks{};  // safe: callbacks are copied before they run
+  c.callbacks = std::make_shared<const ConnCallbacks>();  // a running one holds its own
   if (servers_.find(c.server) == servers_.end()) return;
   if (dropped(c, Direction::ToServer, "close")) return;
   TimeUs at = arrival_us(c, Direction::ToServer, scheduler_.now_us());
@@ -346,17 +346,17 @@ void Network::close_at_server(ConnId conn) {
 // ---------------------------------------------------------------------------------------
 
 void Network::kick(const std::string& server_name) {
-  ServerPort& port = servers_.find(server_name)->second;
+  auto it = servers_.find(server_name);
+  ServerPort& port = it->second;
   scheduler_.cancel(port.next_event);
   port.next_event = EventId{};
   TimeUs t = port.server->next_event_us();
   if (t == fake::kNever) return;
-  std::weak_ptr<bool> alive = alive_;
+  // The destructor cancels next_event, so no liveness check; the name is the map's own key
+  // (stable), so [this, name] fits std::function's inline room: no allocation per kick.
+  const std::string* name = &it->first;
   port.next_event =
-      scheduler_.schedule_at(std::max(t, scheduler_.now_us()), [this, server_name, alive] {
-        auto a = alive.lock();
-        if (a && *a) drive(server_name);
-      });
+      scheduler_.schedule_at(std::max(t, scheduler_.now_us()), [this, name] { drive(*name); });
 }
 
 void Network::drive(const std::string& server_name) {
@@ -403,7 +403,7 @@ void Network::deliver_to_client(ConnId conn, TimeUs at_us, Reply reply) {
     auto a = alive.lock();
     if (!a || !*a) return;
     Conn& c = conns_.at(conn);
-    if (!c.client_open || !c.callbacks.on_reply) return;
+    if (!c.client_open || !c.callbacks->on_reply) return;
     if (c.paced) {
       if (c.credits == 0) {
         c.held.push_back(std::move(reply));
@@ -412,8 +412,8 @@ void Network::deliver_to_client(ConnId conn, TimeUs at_us, Reply reply) {
       c.credits--;
       consumed(c, reply);
     }
-    auto cb = c.callbacks.on_reply;
-    cb(std::move(reply));
+    auto cbs = c.callbacks;  // held while it runs: it may close the connection
+    cbs->on_reply(std::move(reply));
   });
 }
 
@@ -450,8 +450,8 @@ void Network::read_one(ConnId conn) {
   Reply reply = std::move(c.held.front());
   c.held.pop_front();
   consumed(c, reply);
-  auto cb = c.callbacks.on_reply;
-  if (cb) cb(std::move(reply));
+  auto cbs = c.callbacks;  // held while it runs: it may close the connection
+  if (cbs->on_reply) cbs->on_reply(std::move(reply));
 }
 
 void Network::eof_to_client(ConnId conn, TimeUs at_us) {
@@ -460,7 +460,7 @@ void Network::eof_to_client(ConnId conn, TimeUs at_us) {
     auto a = alive.lock();
     if (!a || !*a) return;
     Conn& c = conns_.at(conn);
-    if (!c.client_open || !c.callbacks.on_closed) return;
+    if (!c.client_open || !c.callbacks->on_closed) return;
     if (!c.held.empty() && trace_)
       emit(net_event("net_buffer_lost", conn,
                      std::to_string(c.held.size()) + " unread replies dropped with the connection")
@@ -468,8 +468,8 @@ void Network::eof_to_client(ConnId conn, TimeUs at_us) {
                .with(F::server, c.server)
                .with(F::host, c.host));
     c.held.clear();
-    auto cb = c.callbacks.on_closed;
-    cb();
+    auto cbs = c.callbacks;  // held while it runs: it may close the connection
+    cbs->on_closed();
   });
 }
 

@@ -141,7 +141,8 @@ class Network final : public Fabric {
     ConnId id = 0;
     std::string host;
     std::string server;
-    ConnCallbacks callbacks;
+    // Shared so that running one copies a pointer, not the callbacks (a copy per reply).
+    std::shared_ptr<const ConnCallbacks> callbacks = std::make_shared<const ConnCallbacks>();
     fake::ClientId server_client = 0;  // 0: not accepted (yet)
     bool client_open = true;           // the client has not closed it
     bool server_open = false;          // the server knows it

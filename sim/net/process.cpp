@@ -16,76 +16,94 @@ Process::Process(Scheduler& scheduler, std::string name)
 
 Process::~Process() {
   *alive_ = false;
-  for (auto& [id, timer] : timers_) scheduler_.cancel(timer.event);
+  for (Timer& t : slots_)
+    if (t.id != 0 && t.event.valid()) scheduler_.cancel(t.event);
+}
+
+Process::TimerId Process::new_timer(Callback cb, bool running_time) {
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    REDLAB_ASSERT(slots_.size() < UINT32_MAX && "timer slots fit the id's low 32 bits");
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  Timer& t = slots_[slot];
+  t.id = (next_seq_++ << 32) | slot;
+  t.event = EventId{};
+  t.cb = std::move(cb);
+  t.running_time = running_time;
+  t.due_us = 0;
+  t.left_us = -1;
+  return t.id;
+}
+
+Process::Timer* Process::find(TimerId id) {
+  size_t slot = id & 0xFFFFFFFFu;
+  if (id == 0 || slot >= slots_.size() || slots_[slot].id != id) return nullptr;
+  return &slots_[slot];
+}
+
+void Process::free_timer(Timer& t) {
+  uint32_t slot = static_cast<uint32_t>(t.id & 0xFFFFFFFFu);
+  t.id = 0;
+  t.cb = nullptr;
+  free_slots_.push_back(slot);
 }
 
 Process::TimerId Process::after(TimeUs delay_us, Callback cb) {
   REDLAB_ASSERT(delay_us >= 0 && "a timer is never in the past");
   REDLAB_ASSERT(cb && "a timer needs a callback");
-  TimerId id = next_id_++;
-  std::weak_ptr<bool> alive = alive_;
-  EventId event = scheduler_.schedule_after(delay_us, [this, id, alive] {
-    auto a = alive.lock();
-    if (a && *a) fire(id);
-  });
-  timers_.emplace(id, Timer{event, std::move(cb)});
+  TimerId id = new_timer(std::move(cb), false);
+  // No liveness check in the event: the destructor cancels every timer's event, and
+  // [this, id] fits std::function's inline room (no allocation per timer).
+  EventId event = scheduler_.schedule_after(delay_us, [this, id] { fire(id); });
+  find(id)->event = event;
   return id;
 }
 
-void Process::deliver(Callback cb) {
-  if (!paused_) {
-    cb();
-    return;
-  }
-  TimerId id = next_id_++;
-  timers_.emplace(id, Timer{EventId{}, std::move(cb)});
-  deferred_.push_back(id);
+void Process::defer(Callback cb) {
+  deferred_.push_back(new_timer(std::move(cb), false));
 }
 
 Process::TimerId Process::after_running(TimeUs delay_us, Callback cb) {
   REDLAB_ASSERT(delay_us >= 0 && "a timer is never in the past");
   REDLAB_ASSERT(cb && "a timer needs a callback");
-  TimerId id = next_id_++;
-  Timer timer;
-  timer.cb = std::move(cb);
-  timer.running_time = true;
-  timers_.emplace(id, std::move(timer));
+  TimerId id = new_timer(std::move(cb), true);
   if (paused_)
-    timers_.at(id).left_us = delay_us;  // starts counting at the resume
+    find(id)->left_us = delay_us;  // starts counting at the resume
   else
     schedule_timer(id, delay_us);
   return id;
 }
 
 void Process::schedule_timer(TimerId id, TimeUs delay_us) {
-  Timer& t = timers_.at(id);
-  t.due_us = add_saturating_us(now_us(), delay_us);
-  t.left_us = -1;
-  std::weak_ptr<bool> alive = alive_;
-  t.event = scheduler_.schedule_after(delay_us, [this, id, alive] {
-    auto a = alive.lock();
-    if (a && *a) fire(id);
-  });
+  Timer* t = find(id);
+  t->due_us = add_saturating_us(now_us(), delay_us);
+  t->left_us = -1;
+  t->event = scheduler_.schedule_after(delay_us, [this, id] { fire(id); });  // see after()
 }
 
 bool Process::cancel(TimerId id) {
-  auto it = timers_.find(id);
-  if (it == timers_.end()) return false;
-  if (it->second.event.valid()) scheduler_.cancel(it->second.event);
-  timers_.erase(it);  // a deferred id left in deferred_ is skipped at resume
+  Timer* t = find(id);
+  if (!t) return false;
+  if (t->event.valid()) scheduler_.cancel(t->event);
+  free_timer(*t);  // a deferred id left in deferred_ finds nothing at resume
   return true;
 }
 
 void Process::fire(TimerId id) {
-  auto it = timers_.find(id);
-  if (it == timers_.end()) return;
+  Timer* t = find(id);
+  if (!t) return;
   if (paused_) {
-    it->second.event = EventId{};
+    t->event = EventId{};
     deferred_.push_back(id);
     return;
   }
-  Callback cb = std::move(it->second.cb);
-  timers_.erase(it);
+  Callback cb = std::move(t->cb);
+  free_timer(*t);
   cb();
 }
 
@@ -93,8 +111,8 @@ void Process::pause() {
   if (paused_) return;
   paused_ = true;
   // Running-time timers stop counting: each keeps the time it still has to run.
-  for (auto& [id, t] : timers_) {
-    if (!t.running_time || !t.event.valid()) continue;
+  for (Timer& t : slots_) {
+    if (t.id == 0 || !t.running_time || !t.event.valid()) continue;
     scheduler_.cancel(t.event);
     t.event = EventId{};
     t.left_us = std::max<TimeUs>(0, t.due_us - now_us());
@@ -107,20 +125,18 @@ void Process::resume() {
   // Run them as events at the current time, in order: a callback that pauses the process
   // again (or cancels a later one) is then honoured, as it would be in a running process.
   std::deque<TimerId> due = std::exchange(deferred_, {});
-  std::weak_ptr<bool> alive = alive_;
   for (TimerId id : due) {
-    auto it = timers_.find(id);
-    if (it == timers_.end()) continue;
-    it->second.event = scheduler_.schedule_after(0, [this, id, alive] {
-      auto a = alive.lock();
-      if (a && *a) fire(id);
-    });
+    Timer* t = find(id);
+    if (!t) continue;
+    t->event = scheduler_.schedule_after(0, [this, id] { fire(id); });  // see after()
   }
-  // Running-time timers go on counting from where they stopped (in id order: deterministic).
+  // Running-time timers go on counting from where they stopped, in the order they were made
+  // (ids sort that way; slots do not): deterministic.
   std::vector<TimerId> running;
-  for (auto& [id, t] : timers_)
-    if (t.running_time && t.left_us >= 0) running.push_back(id);
-  for (TimerId id : running) schedule_timer(id, timers_.at(id).left_us);
+  for (const Timer& t : slots_)
+    if (t.id != 0 && t.running_time && t.left_us >= 0) running.push_back(t.id);
+  std::sort(running.begin(), running.end());
+  for (TimerId id : running) schedule_timer(id, find(id)->left_us);
 }
 
 void Process::pause_for(TimeUs duration_us) {

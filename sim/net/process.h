@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/core/scheduler.h"
 
@@ -40,8 +40,16 @@ class Process {
   // Runs cb after delay_us of the process' own running time: a pause in between pushes it
   // back by the length of the pause (work on the CPU, not a wall-clock timer).
   TimerId after_running(TimeUs delay_us, Callback cb);
-  // Runs cb now if running (synchronously), or at resume. For network events.
-  void deliver(Callback cb);
+  // Runs cb now if running (synchronously), or at resume. For network events. A template, so
+  // that the common case (running) calls cb without wrapping it in a Callback first.
+  template <typename Fn>
+  void deliver(Fn&& cb) {
+    if (!paused_) {
+      cb();
+      return;
+    }
+    defer(Callback(std::forward<Fn>(cb)));
+  }
   // Forgets a timer, pending or deferred. False if it already ran or never existed.
   bool cancel(TimerId id);
 
@@ -55,24 +63,33 @@ class Process {
   bool paused() const { return paused_; }
 
   // Timers waiting (pending or deferred); for tests and the end-of-run check.
-  size_t timers_pending() const { return timers_.size(); }
+  size_t timers_pending() const { return slots_.size() - free_slots_.size(); }
 
  private:
   struct Timer {
+    TimerId id = 0;  // 0: a free slot
     EventId event;
     Callback cb;
     bool running_time = false;  // after_running
     TimeUs due_us = 0;          // running timers: when it fires if nothing pauses it
     TimeUs left_us = -1;        // running timers while paused: the time still to run
   };
+  // Timers live in reused slots (a command arms and cancels a read timer: no tree node each
+  // time). An id is its slot in the low 32 bits and a sequence number above, so ids never
+  // repeat, a stale id finds nothing, and ids sort in the order the timers were made.
+  TimerId new_timer(Callback cb, bool running_time);
+  Timer* find(TimerId id);
+  void free_timer(Timer& t);
   void schedule_timer(TimerId id, TimeUs delay_us);
+  void defer(Callback cb);  // deliver() while paused
   void fire(TimerId id);
 
   Scheduler& scheduler_;
   std::string name_;
   bool paused_ = false;
-  TimerId next_id_ = 1;
-  std::map<TimerId, Timer> timers_;
+  uint64_t next_seq_ = 1;
+  std::vector<Timer> slots_;
+  std::vector<uint32_t> free_slots_;
   std::deque<TimerId> deferred_;  // due while paused, in the order they became due
   // Shared with scheduled lambdas so that a Process destroyed before its events is not touched.
   std::shared_ptr<bool> alive_;
