@@ -12,6 +12,8 @@
 #include <cstring>
 #include <set>
 #include <type_traits>
+#include <unordered_map>
+#include <vector>
 
 #include "sim/core/assert.h"
 
@@ -37,9 +39,15 @@ const FieldInfo& field_info(F field) {
 }
 
 std::optional<F> field_by_name(std::string_view name) {
-  for (size_t i = 0; i < kFields.size(); i++)
-    if (kFields[i].name == name) return static_cast<F>(i);
-  return std::nullopt;
+  // A hash lookup: a reader asks once per field of every event (a million-event trace).
+  static const std::unordered_map<std::string_view, F> kByName = [] {
+    std::unordered_map<std::string_view, F> m;
+    for (size_t i = 0; i < kFields.size(); i++) m.emplace(kFields[i].name, static_cast<F>(i));
+    return m;
+  }();
+  auto it = kByName.find(name);
+  if (it == kByName.end()) return std::nullopt;
+  return it->second;
 }
 
 namespace {
@@ -314,6 +322,72 @@ std::string trace_to_json(const Trace& trace) {
 // Reading
 // ---------------------------------------------------------------------------------------
 
+namespace {
+
+// Where a value is in the trace ("events[12].argv[3]", "meta.seed"), for an error message.
+// Kept as parts and made into text only when an error is reported: a million events would
+// otherwise build (and free) a path string for every value they hold.
+struct TracePath {
+  std::string_view head;                 // "trace", "meta", a top-level key; empty inside an event
+  std::string_view key;                  // the member: "meta.KEY", "events[i].KEY"
+  size_t index = SIZE_MAX;               // the event's index; SIZE_MAX: not in an event
+  size_t item = SIZE_MAX;                // a list's item; SIZE_MAX: not in a list
+  TracePath(const char* h) : head(h) {}  // NOLINT: a fixed path reads as its text
+  TracePath(std::string_view h, std::string_view k = {}) : head(h), key(k) {}
+  static TracePath event(size_t i, std::string_view k = {}) {
+    TracePath p{std::string_view{}, k};
+    p.index = i;
+    return p;
+  }
+  TracePath at_item(size_t i) const {
+    TracePath p = *this;
+    p.item = i;
+    return p;
+  }
+  std::string str() const {
+    std::string out =
+        index != SIZE_MAX ? "events[" + std::to_string(index) + "]" : std::string(head);
+    if (!key.empty()) out += (out.empty() ? "" : ".") + std::string(key);
+    if (item != SIZE_MAX) out += "[" + std::to_string(item) + "]";
+    return out;
+  }
+};
+std::string operator+(const TracePath& p, const char* s) {
+  return p.str() + s;
+}
+
+// Each span id's state while reading: never seen, open (begun), ended. Ids as redlab writes
+// them are 1, 2, 3, ... (at most one per event), kept in a flat table; any other id a file
+// may hold goes to a set (a tree node per id was a tenth of loading a million events).
+class SpanStates {
+ public:
+  enum State : uint8_t { kNone, kOpen, kEnded };
+  explicit SpanStates(size_t dense_max) : dense_max_(dense_max) {}
+  State get(int64_t id) const {
+    if (dense(id)) return static_cast<size_t>(id) < table_.size() ? table_[size_t(id)] : kNone;
+    if (open_.count(id)) return kOpen;
+    return ended_.count(id) ? kEnded : kNone;
+  }
+  void set(int64_t id, State state) {
+    if (dense(id)) {
+      if (table_.size() <= static_cast<size_t>(id)) table_.resize(size_t(id) + 1, kNone);
+      table_[size_t(id)] = state;
+      return;
+    }
+    open_.erase(id);
+    if (state == kOpen) open_.insert(id);
+    if (state == kEnded) ended_.insert(id);
+  }
+
+ private:
+  bool dense(int64_t id) const { return id > 0 && static_cast<uint64_t>(id) <= dense_max_; }
+  size_t dense_max_;
+  std::vector<State> table_;
+  std::set<int64_t> open_, ended_;
+};
+
+}  // namespace
+
 // One pass over the text. Every failure records a message and the position where it was
 // found; read() then returns nullopt and the caller gets "line L, column C: path: message".
 class TraceReader {
@@ -370,7 +444,7 @@ class TraceReader {
     p_++;
     return true;
   }
-  bool expect(char c, const std::string& where) {
+  bool expect(char c, const TracePath& where) {
     if (take(c)) return true;
     if (p_ >= end_) return fail(where + ": unexpected end of input (a truncated trace?)");
     return fail(where + ": expected '" + std::string(1, c) + "'");
@@ -410,7 +484,7 @@ class TraceReader {
     }
   }
   // A JSON string, from its opening quote.
-  bool string(std::string& out, const std::string& where) {
+  bool string(std::string& out, const TracePath& where) {
     out.clear();
     skip_ws();
     if (p_ >= end_) return fail(where + ": unexpected end of input (a truncated trace?)");
@@ -487,7 +561,7 @@ class TraceReader {
     }
   }
   // A JSON integer that fits int64 (no fraction, no exponent).
-  bool integer(int64_t& out, const std::string& where) {
+  bool integer(int64_t& out, const TracePath& where) {
     skip_ws();
     const char* start = p_;
     bool negative = p_ < end_ && *p_ == '-';
@@ -512,7 +586,7 @@ class TraceReader {
     return true;
   }
   // After a value inside an object: ',' (more) or '}' (done).
-  bool next_member(bool& done, const std::string& where) {
+  bool next_member(bool& done, const TracePath& where) {
     if (take(',')) {
       done = false;
       return true;
@@ -535,7 +609,7 @@ class TraceReader {
     if (take('}')) return fail("format: missing (is this a redlab trace?)");
     for (bool done = false; !done;) {
       const char* key_at = (skip_ws(), p_);
-      if (!string(key, "trace") || !expect(':', key)) return false;
+      if (!string(key, "trace") || !expect(':', TracePath(key))) return false;
       if (key == "format") {
         std::string value;
         const char* at = (skip_ws(), p_);
@@ -587,8 +661,8 @@ class TraceReader {
     std::string key, value;
     for (bool done = false; !done;) {
       const char* key_at = (skip_ws(), p_);
-      if (!string(key, "meta") || !expect(':', "meta." + key)) return false;
-      if (!string(value, "meta." + key)) return false;
+      if (!string(key, "meta") || !expect(':', TracePath("meta", key))) return false;
+      if (!string(value, TracePath("meta", key))) return false;
       if (trace.meta_.count(key)) return fail_at(key_at, "meta." + key + ": given twice");
       trace.meta_.emplace(key, value);
       if (!next_member(done, "meta")) return false;
@@ -596,18 +670,46 @@ class TraceReader {
     return true;
   }
 
+  // The identity fields, in kIdentity's order (their bit in read_events' `seen`), or -1 for
+  // a typed field: one comparison, chosen by the first letter, instead of nine.
+  static constexpr std::array<std::string_view, 9> kIdentity = {
+      "time_us", "kind", "actor", "connection", "step", "attempt", "span", "ends", "text"};
+  static int identity_field(std::string_view key) {
+    if (key.empty()) return -1;
+    auto is = [&](int i) { return key == kIdentity[size_t(i)] ? i : -1; };
+    switch (key[0]) {
+      case 't':
+        return key.size() == 4 ? is(8) : is(0);
+      case 'k':
+        return is(1);
+      case 'a':
+        return key.size() == 5 ? is(2) : is(5);
+      case 'c':
+        return is(3);
+      case 's':
+        return key[1 % key.size()] == 't' ? is(4) : is(6);
+      case 'e':
+        return is(7);
+      default:
+        return -1;
+    }
+  }
+
   bool read_events(Trace& trace) {
     if (!expect('[', "events")) return false;
     // trace_to_json writes one event per line: the line count bounds the events, and
     // reserving once saves re-copying a growing vector of a million events.
-    trace.events_.reserve(
-        std::min(static_cast<size_t>(std::count(p_, end_, '\n')) + 1, kTraceEventsReadMax));
+    size_t lines = 1;  // memchr, not std::count: it scans the (large) text word by word
+    for (const char* q = p_; (q = static_cast<const char*>(std::memchr(q, '\n', size_t(end_ - q))));
+         q++)
+      lines++;
+    trace.events_.reserve(std::min(lines, kTraceEventsReadMax));
     if (take(']')) return true;
     TimeUs last_us = 0;
-    std::set<int64_t> open_spans, ended_spans;
+    SpanStates spans(trace.events_.capacity() + 1);
     std::string key;
     for (size_t index = 0;; index++) {
-      std::string where = "events[" + std::to_string(index) + "]";
+      const TracePath where = TracePath::event(index);
       const char* event_at = (skip_ws(), p_);
       if (trace.events_.size() >= kTraceEventsReadMax)
         return fail_at(event_at, where + ": more than " + std::to_string(kTraceEventsReadMax) +
@@ -623,34 +725,32 @@ class TraceReader {
         for (bool done = false; !done;) {
           const char* key_at = (skip_ws(), p_);
           if (!string(key, where)) return false;
-          std::string at = where + "." + key;
+          const TracePath at = TracePath::event(index, key);
           if (!expect(':', at)) return false;
-          static constexpr std::array<std::string_view, 9> kIdentity = {
-              "time_us", "kind", "actor", "connection", "step", "attempt", "span", "ends", "text"};
-          auto which = std::find(kIdentity.begin(), kIdentity.end(), key);
-          if (which != kIdentity.end()) {
-            uint64_t bit = uint64_t(1) << (which - kIdentity.begin());
+          const int which = identity_field(key);
+          if (which >= 0) {
+            uint64_t bit = uint64_t(1) << which;
             if (seen & bit) return fail_at(key_at, at + ": given twice");
             seen |= bit;
           }
           bool ok = true;
-          if (key == "time_us") {
+          if (which == 0) {
             ok = time = integer(e.time_us, at);
-          } else if (key == "kind") {
+          } else if (which == 1) {
             ok = kind = string(e.kind, at);
-          } else if (key == "actor") {
+          } else if (which == 2) {
             ok = string(e.actor, at);
-          } else if (key == "connection") {
+          } else if (which == 3) {
             ok = integer(e.connection, at);
-          } else if (key == "step") {
+          } else if (which == 4) {
             ok = integer(e.step, at);
-          } else if (key == "attempt") {
+          } else if (which == 5) {
             ok = integer(e.attempt, at);
-          } else if (key == "span") {
+          } else if (which == 6) {
             ok = integer(e.span, at);
-          } else if (key == "ends") {
+          } else if (which == 7) {
             ok = integer(e.ends, at);
-          } else if (key == "text") {
+          } else if (which == 8) {
             ok = string(e.text, at);
           } else if (std::optional<F> f = field_by_name(key)) {
             if (field_seen[static_cast<size_t>(*f)]) return fail_at(key_at, at + ": given twice");
@@ -675,27 +775,28 @@ class TraceReader {
       last_us = e.time_us;
       if (e.span < 0 || e.ends < 0) return fail_at(event_at, where + ": span ids are positive");
       if (e.ends > 0) {
-        if (!open_spans.erase(e.ends))
+        SpanStates::State state = spans.get(e.ends);
+        if (state != SpanStates::kOpen)
           return fail_at(event_at, where + ".ends: span " + std::to_string(e.ends) +
-                                       (ended_spans.count(e.ends) ? " has already ended"
-                                                                  : " was never begun"));
-        ended_spans.insert(e.ends);
+                                       (state == SpanStates::kEnded ? " has already ended"
+                                                                    : " was never begun"));
+        spans.set(e.ends, SpanStates::kEnded);
       }
       if (e.span > 0) {
-        if (open_spans.count(e.span) || ended_spans.count(e.span))
+        if (spans.get(e.span) != SpanStates::kNone)
           return fail_at(event_at,
                          where + ".span: span " + std::to_string(e.span) + " was begun before");
-        open_spans.insert(e.span);
+        spans.set(e.span, SpanStates::kOpen);
         trace.last_span_ = std::max(trace.last_span_, e.span);
       }
       if (take(',')) continue;
       if (take(']')) return true;
       if (p_ >= end_) return fail("events: unexpected end of input (a truncated trace?)");
-      return fail("events: expected ',' or ']' after " + where);
+      return fail("events: expected ',' or ']' after " + where.str());
     }
   }
 
-  bool read_field(TraceEvent& e, F f, const std::string& at) {
+  bool read_field(TraceEvent& e, F f, const TracePath& at) {
     switch (field_info(f).type) {
       case FieldType::Int: {
         int64_t v = 0;
@@ -715,8 +816,8 @@ class TraceReader {
         if (!take(']')) {
           std::string item;
           for (;;) {
-            if (!string(item, at + "[" + std::to_string(list.size()) + "]")) return false;
-            list.push_back(item);
+            if (!string(item, at.at_item(list.size()))) return false;
+            list.push_back(std::move(item));  // string() clears it before the next
             if (take(',')) continue;
             if (take(']')) break;
             if (p_ >= end_) return fail(at + ": unexpected end of input (a truncated trace?)");

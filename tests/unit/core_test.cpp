@@ -452,6 +452,23 @@ TEST(Trace, RejectsBadInputWithALocatedReason) {
       {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x","span":3},)"
        R"({"time_us":1,"kind":"y","ends":3},{"time_us":1,"kind":"z","ends":3}]})",
        "events[2].ends: span 3 has already ended"},
+      // The same, one event per line as redlab writes them (span ids then go to the reader's
+      // flat table, not its fallback set).
+      {"{\"format\":\"redlab-trace\",\"version\":2,\"events\":[\n{\"time_us\":1,\"kind\":\"x\","
+       "\"ends\":2},\n{\"time_us\":1,\"kind\":\"y\"}\n]}",
+       "events[0].ends: span 2 was never begun"},
+      {"{\"format\":\"redlab-trace\",\"version\":2,\"events\":[\n{\"time_us\":1,\"kind\":\"x\","
+       "\"span\":2},\n{\"time_us\":1,\"kind\":\"y\",\"span\":2}\n]}",
+       "events[1].span: span 2 was begun before"},
+      {"{\"format\":\"redlab-trace\",\"version\":2,\"events\":[\n{\"time_us\":1,\"kind\":\"x\","
+       "\"span\":2},\n{\"time_us\":1,\"kind\":\"y\",\"ends\":2},\n{\"time_us\":1,\"kind\":"
+       "\"z\",\"ends\":2}\n]}",
+       "events[2].ends: span 2 has already ended"},
+      // Paths name the item of a list and the key of meta.
+      {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x","argv":["A",2]}]})",
+       "events[0].argv[1]: expected a string"},
+      {R"({"format":"redlab-trace","version":2,"meta":{"seed":3}})",
+       "meta.seed: expected a string"},
       // A truncated file says where it ends.
       {R"({"format":"redlab-trace","version":2,"events":[{"time_us":1,"kind":"x"},{"time_us":2,)",
        "events[1]: unexpected end of input (a truncated trace?)"},
