@@ -858,7 +858,9 @@ CheckResult retries_bounded(const CheckArgs& args, const TraceIndex& ix) {
   struct Tx {
     std::string actor;
     int64_t step = -1, attempts = 0;
-    TimeUs first_us = 0;
+    // The violation is the attempts past the bound: from the first of them to the last (a
+    // transaction that starts at 0 is not violated at 0).
+    TimeUs over_from_us = -1, last_us = 0;
   };
   std::vector<Tx> txs;
   std::map<std::pair<std::string, int64_t>, size_t> open;  // (actor, step) -> txs index
@@ -871,10 +873,13 @@ CheckResult retries_bounded(const CheckArgs& args, const TraceIndex& ix) {
       auto it = open.find(key);
       if (n == 1 || it == open.end()) {
         open[key] = txs.size();
-        txs.push_back(Tx{e.actor, e.step, 0, e.time_us});
+        txs.push_back(Tx{e.actor, e.step, 0, -1, e.time_us});
         it = open.find(key);
       }
-      txs[it->second].attempts = n;
+      Tx& tx = txs[it->second];
+      tx.attempts = n;
+      tx.last_us = e.time_us;
+      if (n > bound && tx.over_from_us < 0) tx.over_from_us = e.time_us;
       total++;
     } else if (e.kind == "tx_aborted") {
       aborted++;
@@ -892,8 +897,8 @@ CheckResult retries_bounded(const CheckArgs& args, const TraceIndex& ix) {
   std::stable_sort(over.begin(), over.end(),
                    [](const Tx* x, const Tx* y) { return x->attempts > y->attempts; });
   for (const Tx* t : over)
-    r.violations.push_back(Violation{t->first_us,
-                                     t->first_us,
+    r.violations.push_back(Violation{t->over_from_us,
+                                     t->last_us,
                                      {t->actor},
                                      t->actor + " took " + std::to_string(t->attempts) +
                                          " attempts (bound " + std::to_string(bound) + ")"});

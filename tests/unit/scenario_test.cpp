@@ -296,6 +296,28 @@ TEST(Scenarios, WatchStormAttemptsFarExceedTheBuyers) {
   EXPECT_EQ(count(lua, "record"), 10u);  // exactly the stock
 }
 
+TEST(Scenarios, WatchStormViolationSpansTheAttemptsPastTheBound) {
+  RunResult r = run("watch-retry-storm", 1);
+  TraceIndex ix(r.trace);
+  // Per buyer, the start of each WATCH attempt past the bound (3) and of its last attempt.
+  std::map<std::string, std::vector<TimeUs>> attempts_us;
+  for (size_t i : ix.of_kind("tx_attempt"))
+    attempts_us[ix.event(i).actor].push_back(ix.event(i).time_us);
+  size_t seen = 0;
+  for (const TraceViolation& v : ix.violations()) {
+    if (v.check != "retries_bounded") continue;
+    seen++;
+    ASSERT_EQ(v.who.size(), 1u) << v.text;
+    const std::vector<TimeUs>& times = attempts_us[v.who[0]];
+    ASSERT_GT(times.size(), 3u) << v.text;
+    // Not at the transaction's first attempt (0 ms for some): when the 4th one began.
+    EXPECT_EQ(v.from_us, times[3]) << v.text;
+    EXPECT_EQ(v.to_us, times.back()) << v.text;
+    EXPECT_GT(v.from_us, 0) << v.text;
+  }
+  EXPECT_GT(seen, 0u);
+}
+
 TEST(Scenarios, ExerciseScriptIsGradedByItsBehaviour) {
   const Scenario& sc = load("ttl-double-holder");
   ASSERT_TRUE(sc.exercise);
