@@ -92,6 +92,12 @@ std::optional<std::string> sniff_gui_file(const std::string& path, std::string* 
 
 }  // namespace
 
+std::string seconds_text(TimeUs t_us) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f s", double(t_us) / 1e6);
+  return buf;
+}
+
 // ---- Settings -----------------------------------------------------------------------------
 
 std::string config_dir() {
@@ -569,6 +575,43 @@ void App::step_to_next_event() {
   if (auto t = model_.next_event_after(view_.playhead_us)) seek(*t);
 }
 
+bool App::everything_shown() const {
+  return reveal_ || (!running() && view_.playhead_us >= model_.end_us());
+}
+
+void App::update_verdicts() {
+  verdicts_.clear();
+  const auto& violations = model_.violations();
+  const bool final = everything_shown();
+  const TimeUs at_us = view_.playhead_us;
+  for (const CheckLine& c : checks_) {
+    Verdict v;
+    v.check = c.name;
+    v.final = final;
+    for (size_t i = 0; i < violations.size(); i++)
+      if (violations[i].check == c.name && (final || violations[i].from_us <= at_us))
+        v.violations.push_back(i);
+    std::stable_sort(v.violations.begin(), v.violations.end(), [&](size_t a, size_t b) {
+      return violations[a].from_us < violations[b].from_us;
+    });
+    if (final) {
+      using S = Verdict::State;
+      v.state = !c.judged ? S::not_judged : c.ok ? S::holds : S::violated;
+      v.text = c.summary;
+      v.expected = c.expected;
+    } else if (!v.violations.empty()) {
+      // The moment it began; the check's summary (written at the end) would tell the future.
+      const ViolationRegion& first = violations[v.violations.front()];
+      v.state = Verdict::State::violated;
+      v.text = "at " + seconds_text(first.from_us) + ": " + first.text;
+    } else {
+      v.state = Verdict::State::none_yet;
+      v.text = "no violation yet";
+    }
+    verdicts_.push_back(std::move(v));
+  }
+}
+
 void App::advance_playhead(float dt_s) {
   if (!playing_) return;
   double delta_us = double(dt_s) * speed_ * 1e6 + playhead_carry_us_;
@@ -650,8 +693,10 @@ void App::save_settings_now() {
 // ---- The frame ----------------------------------------------------------------------------
 
 void App::frame(float dt_s) {
+  widgets_.clear();  // only what this frame draws can be clicked
   poll_worker();
   advance_playhead(dt_s);
+  update_verdicts();
 
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->WorkPos);

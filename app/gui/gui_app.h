@@ -12,8 +12,16 @@
 // buffer and the UI thread moves them into its trace each frame, so the timeline grows while
 // the run goes on and the UI never waits for a server.
 //
-// Tests drive the app through Host::frame with a FrameInput (synthetic mouse) and read its
-// state through the accessors at the end of App (playhead, view, errors, widget rects).
+// Time as the class experiences it: until the playhead reaches the end (or Reveal), the
+// timeline shows only what has happened and the verdicts read "so far" (verdicts()), so a
+// teacher can pause and ask what happens next.
+//
+// Tests drive the app through Host::frame with a FrameInput (synthetic mouse) and
+// read its state through the accessors at the end of App (playhead, view, errors, widget
+// rects, the verdicts shown).
+//
+// The GUI's own strings are English (there is no catalogue yet); the scenario's texts
+// (titles, story, notes, verdicts written by the run) come in the chosen language.
 #pragma once
 
 #include <imgui.h>
@@ -63,6 +71,9 @@ std::string config_dir();
 bool load_settings(const std::string& path, Settings* settings);
 // Atomic (temporary file + rename); creates the directory. Returns false on failure.
 bool save_settings(const std::string& path, const Settings& settings);
+
+// "12.345 s": the millisecond precision that verdicts, notes and the inspector name moments in.
+std::string seconds_text(TimeUs t_us);
 
 // True if `path` is a file whose opening says it is a redlab trace (not a scenario).
 bool looks_like_trace(const std::string& path);
@@ -118,6 +129,14 @@ class App {
   void step_to_next_event();
   void restart();
   void seek(TimeUs t_us);
+  // Everything at once (the future and the full verdicts) instead of what has happened.
+  void set_reveal(bool reveal) { reveal_ = reveal; }
+  bool reveal() const { return reveal_; }
+  // Whether what is shown is the whole run: revealed, or the playhead at the end of a
+  // finished run.
+  bool everything_shown() const;
+  void set_future_faint(bool faint) { future_faint_ = faint; }
+  bool future_faint() const { return future_faint_; }
 
   // Choices for the next run (validated against the scenario when it runs).
   std::map<std::string, std::string>& variant() { return variant_; }
@@ -168,6 +187,18 @@ class App {
     bool operator==(const CheckLine&) const = default;
   };
   const std::vector<CheckLine>& checks() const { return checks_; }
+  // A verdict as the class sees it at the playhead: so far (only violations that have
+  // begun), or final once everything is shown. The panel draws these; tests read them.
+  struct Verdict {
+    enum class State : uint8_t { none_yet, violated, holds, not_judged };
+    std::string check;
+    State state = State::none_yet;
+    bool final = false;
+    std::string text;                // "at 10.081 s: A and B held ..." or the check's summary
+    std::vector<size_t> violations;  // into model().violations(), by start; shown ones only
+    std::optional<bool> expected;    // final verdicts only
+  };
+  const std::vector<Verdict>& verdicts() const { return verdicts_; }
   // What the keyspace panel showed in the last frame: per server, its keys at the playhead
   // (empty and not observed for a real server).
   struct ServerKeys {
@@ -195,11 +226,16 @@ class App {
   scenario::RunOptions run_options() const;
   void remember_choices();
   void save_settings_now();
+  void update_verdicts();
   void record(const std::string& name);         // the last item's rect under `name`
   void record_window(const std::string& name);  // the current (child) window's rect
 
   // Panels (gui_panels.cpp).
   void draw_top_bar();
+  // The verdicts at the playhead (so far, or final).
+  void draw_verdicts();
+  // The timeline view in the current window: the horizon and the row height.
+  void draw_timeline_view(ImVec2 size);
   void draw_library(ImVec2 size);
   void draw_timeline(ImVec2 size);
   void draw_inspector(ImVec2 size);
@@ -237,6 +273,9 @@ class App {
   std::vector<CheckLine> checks_;
   bool playing_ = false;
   double playhead_carry_us_ = 0;  // sub-microsecond remainder of the playhead's motion
+  bool reveal_ = false;
+  bool future_faint_ = false;
+  std::vector<Verdict> verdicts_;
 
   std::unique_ptr<Worker> worker_;
   std::vector<std::unique_ptr<Worker>> retired_workers_;  // cancelled, joined at the end

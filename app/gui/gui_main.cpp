@@ -1,5 +1,5 @@
 // `redlab gui [SCENARIO|TRACE.json] [--screenshot FILE.png] [--at-ms T] [--size WxH]
-//             [--lang L] [--seed N] [--set P=V] [--variant N=V] [--backend B]`
+//             [--lang L] [--seed N] [--set P=V] [--variant N=V] [--backend B] [--reveal]`
 // Every option takes its value as the next argument or after '=' (`--at-ms=16000`), like
 // the other subcommands.
 //
@@ -41,6 +41,7 @@ struct GuiArgs {
   std::map<std::string, int64_t> set;
   std::map<std::string, std::string> variant;
   std::optional<std::string> backend;
+  bool reveal = false;
 };
 
 struct BadInput {
@@ -107,6 +108,9 @@ GuiArgs parse_args(const std::vector<std::string>& args) {
       g.variant[k] = v;
     } else if (a == "--backend") {
       g.backend = value();
+    } else if (a == "--reveal") {
+      if (inline_value) throw BadInput{a + " takes no value"};
+      g.reveal = true;
     } else if (a.rfind("-", 0) == 0) {
       throw BadInput{"unknown option " + a + " for 'gui' (see redlab --help)"};
     } else if (g.input.empty()) {
@@ -143,6 +147,7 @@ int gui_main_checked(const std::vector<std::string>& args) {
   gui::App app(options);
   if (g.lang) app.set_lang(*g.lang);
   if (g.backend) app.set_backend(*g.backend);
+  app.set_reveal(g.reveal);
 
   bool replay = false;
   if (!g.input.empty()) {

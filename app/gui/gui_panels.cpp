@@ -29,14 +29,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-// "12.345 s" with millisecond precision: the narration and inspector need finer times than
-// format_time's one decimal.
-std::string seconds_text(TimeUs t_us) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3f s", double(t_us) / 1e6);
-  return buf;
-}
-
 void help_marker(const char* text) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text);
 }
@@ -156,6 +148,22 @@ void App::draw_top_bar() {
   ImGui::SameLine();
   if (ImGui::Button("Restart")) restart();
   record("restart");
+  ImGui::EndGroup();
+
+  const char* reveal_label = reveal_ ? "Hide future" : "Reveal";
+  flow(text_px(reveal_label) + frame_pad_px + ImGui::GetFrameHeight() + text_px("faint") +
+           2 * style.ItemSpacing.x,
+       gap_px);
+  ImGui::BeginGroup();
+  if (ImGui::Button(reveal_label)) reveal_ = !reveal_;
+  record("reveal");
+  help_marker(
+      "Reveal: everything at once, the future and the final verdicts.\n"
+      "Otherwise only what has happened up to the playhead is shown.");
+  ImGui::SameLine();
+  ImGui::Checkbox("faint", &future_faint_);
+  record("future_faint");
+  help_marker("Show the future faint instead of hiding it.");
   ImGui::EndGroup();
 
   const float speed_px = 150;
@@ -358,6 +366,28 @@ void App::draw_library(ImVec2 size) {
 
 // ---- Timeline -----------------------------------------------------------------------------
 
+void App::draw_timeline_view(ImVec2 size) {
+  const float font_px = ImGui::GetFontSize();
+  // The app's look is always light: lane names in near-black, not the view's neutral grey.
+  view_.palette.label_text = IM_COL32(25, 25, 35, 255);
+  // Rows grow to use the height when there are few of them (readable from the back of a
+  // room); the view shrinks them itself when there are many.
+  size_t rows = 0;
+  for (auto& lane : model_.lanes()) rows += lane.rows.size();
+  const float lanes_px = (size.y > 0 ? size.y : ImGui::GetContentRegionAvail().y) -
+                         view_.ruler_height_px - (view_.show_legend ? 2 * font_px : 0) -
+                         8.0f * float(model_.lanes().size());
+  view_.row_height_px =
+      rows == 0 ? font_px + 4 : std::clamp(lanes_px / float(rows), font_px + 4, 2 * font_px);
+  // The view follows the playhead only while it moves: a paused playhead outside the view
+  // (a screenshot of a run's busy part, the user zoomed elsewhere) must not pull it away.
+  view_.follow = follow_ && (playing_ || running());
+  // What has happened, unless everything is to be shown.
+  view_.horizon_us = everything_shown() ? kTimeNeverUs : view_.playhead_us;
+  view_.future_faint = future_faint_;
+  view_.draw(model_, trace_, size);
+}
+
 void App::draw_timeline(ImVec2 size) {
   ImGui::BeginChild("timeline", size, true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
@@ -380,20 +410,49 @@ void App::draw_timeline(ImVec2 size) {
   ImGui::SetCursorPosX(
       std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - at_px));
   ImGui::TextColored(kMutedColour, "%s", at.c_str());
-  // Rows grow to use the height when there are few of them (readable from the back of a
-  // room); the view shrinks them itself when there are many.
-  size_t rows = 0;
-  for (auto& lane : model_.lanes()) rows += lane.rows.size();
-  const float font_px = ImGui::GetFontSize();
-  const float lanes_px = ImGui::GetContentRegionAvail().y - view_.ruler_height_px - 2 * font_px -
-                         8.0f * float(model_.lanes().size());
-  view_.row_height_px =
-      rows == 0 ? font_px + 4 : std::clamp(lanes_px / float(rows), font_px + 4, 2 * font_px);
-  // The view follows the playhead only while it moves: a paused playhead outside the view
-  // (a screenshot of a run's busy part, the user zoomed elsewhere) must not pull it away.
-  view_.follow = follow_ && (playing_ || running());
-  view_.draw(model_, trace_, ImVec2(0, 0));
+  draw_timeline_view(ImVec2(0, 0));
   ImGui::EndChild();
+}
+
+// ---- Verdicts -----------------------------------------------------------------------------
+
+void App::draw_verdicts() {
+  // Again here: a panel drawn earlier in this frame may have replaced the run (the library,
+  // a variant), and the verdicts point into its violations.
+  update_verdicts();
+  using S = Verdict::State;
+  for (const Verdict& v : verdicts_) {
+    const bool unexpected =
+        v.final && v.expected && v.state != S::not_judged && *v.expected != (v.state == S::holds);
+    const char* word = v.state == S::violated   ? "VIOLATED"
+                       : v.state == S::holds    ? "holds"
+                       : v.state == S::none_yet ? "so far"
+                                                : "n/a";
+    const ImVec4 colour = v.state == S::violated ? kViolatedColour
+                          : v.state == S::holds  ? kHoldsColour
+                                                 : kMutedColour;
+    ImGui::TextColored(colour, "%s", word);
+    ImGui::SameLine();
+    std::string line = v.check + (v.final ? ": " : " ") + v.text;
+    if (!v.final && v.violations.size() > 1)
+      line += " (+" + std::to_string(v.violations.size() - 1) + " more so far)";
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(line.c_str());
+    ImGui::PopTextWrapPos();
+    if (unexpected)
+      ImGui::TextColored(kViolatedColour, "    unexpected: this variant should %s",
+                         *v.expected ? "hold" : "fail");
+  }
+  if (!verdicts_.empty() && verdicts_.front().final) {
+    if (auto met = model_.index().expectation_met())
+      ImGui::TextColored(*met ? kHoldsColour : kViolatedColour, "%s",
+                         *met ? "the run met the scenario's expectation"
+                              : "the run did NOT meet the scenario's expectation");
+  } else if (!verdicts_.empty()) {
+    ImGui::TextColored(
+        kMutedColour, "%s",
+        "so far: up to the playhead; the verdicts are final at the end (or on Reveal)");
+  }
 }
 
 // ---- Inspector ----------------------------------------------------------------------------
@@ -569,17 +628,25 @@ void App::draw_pool_stats() {
         plot[size_t(i)] = std::max(plot[size_t(i)], float(s.total - s.idle));
       }
     }
+    // What has happened only: the peak so far; the plot's future is covered below.
+    const bool so_far = !everything_shown();
     float peak_in_use = 0;
-    for (float v : plot) peak_in_use = std::max(peak_in_use, v);
+    for (int i = 0; i < kPoolPlotPoints; i++)
+      if (!so_far || end_us * i / kPoolPlotPoints <= view_.playhead_us)
+        peak_in_use = std::max(peak_in_use, plot[size_t(i)]);
     const int64_t peak = int64_t(peak_in_use);
     const float scale_max = std::max(peak_in_use, 1.0f) * 1.15f;  // never a zero range
     const PoolSample* now = at(view_.playhead_us);
-    ImGui::Text("%s: connections in use (peak %" PRId64 ")", host.c_str(), peak);
+    ImGui::Text("%s: connections in use (peak %" PRId64 "%s)", host.c_str(), peak,
+                so_far ? " so far" : "");
     ImGui::PlotLines(("##pool_" + host).c_str(), plot.data(), kPoolPlotPoints, 0, nullptr, 0,
                      scale_max, {plot_px, 3 * ImGui::GetFontSize()});
     // The playhead on the plot, so the numbers below can be matched to the curve.
     ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
     float x = a.x + (b.x - a.x) * float(double(view_.playhead_us) / double(end_us));
+    if (so_far && x + 1 < b.x - 1)
+      ImGui::GetWindowDrawList()->AddRectFilled({x + 1, a.y + 1}, {b.x - 1, b.y - 1},
+                                                ImGui::GetColorU32(ImGuiCol_FrameBg));
     ImGui::GetWindowDrawList()->AddLine({x, a.y}, {x, b.y}, view_.palette.playhead, 1.5f);
     if (now)
       ImGui::TextColored(now->timeouts > 0 ? kViolatedColour : kMutedColour,
@@ -609,24 +676,9 @@ void App::draw_narration(ImVec2 size) {
                         return it == trace_.meta().end() || it->second == scenario_->id;
                       }());
     ImGui::PushTextWrapPos(0);
-    // The verdicts first: they are what the run shows, and they must be visible at once.
-    if (!checks_.empty()) {
-      for (auto& c : checks_) {
-        if (!c.judged)
-          ImGui::TextColored(kMutedColour, "n/a");
-        else
-          ImGui::TextColored(c.ok ? kHoldsColour : kViolatedColour, "%s",
-                             c.ok ? "holds" : "VIOLATED");
-        ImGui::SameLine();
-        ImGui::Text("%s: %s", c.name.c_str(), c.summary.c_str());
-        if (c.judged && c.expected && *c.expected != c.ok)
-          ImGui::TextColored(kViolatedColour, "    unexpected: this variant should %s",
-                             *c.expected ? "hold" : "fail");
-      }
-      if (auto met = model_.index().expectation_met())
-        ImGui::TextColored(*met ? kHoldsColour : kViolatedColour, "%s",
-                           *met ? "the run met the scenario's expectation"
-                                : "the run did NOT meet the scenario's expectation");
+    // The verdicts first (so far, or final at the end): they must be visible at once.
+    if (!verdicts_.empty()) {
+      draw_verdicts();
       ImGui::Separator();
     }
     if (story_fits) ImGui::TextUnformatted(scenario_->story.get(lang_).c_str());

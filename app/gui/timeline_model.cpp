@@ -681,6 +681,7 @@ void TimelineModel::consume(size_t index) {
       if (const auto* who = e.list(F::who)) v.who = *who;
       v.text = e.text;
       v.check = std::string(e.str_or(F::check));
+      v.event = event_index;
       violations_.push_back(std::move(v));
     }
     return;

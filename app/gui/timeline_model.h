@@ -135,6 +135,7 @@ struct ViolationRegion {  // one violation event
   std::vector<std::string> who;  // actor names
   std::string text;              // plain words: "A and B held lock:job:42 together from ..."
   std::string check;             // the check's name
+  int64_t event = -1;            // the violation event (written at the end of the run)
   bool operator==(const ViolationRegion&) const = default;
 };
 

@@ -210,6 +210,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   rec.items_drawn = rec.items_folded = rec.folds_drawn = rec.arrows_drawn = rec.lost_drawn = 0;
   rec.violations.clear();
   rec.lanes.clear();
+  rec.latest_from_us = -1;
+  auto drawn_from = [&](TimeUs t) { rec.latest_from_us = std::max(rec.latest_from_us, t); };
 
   const ImGuiIO& io = ImGui::GetIO();
   const ImVec2 mouse = io.MousePos;
@@ -224,6 +226,14 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     return plot_x0 + static_cast<float>(static_cast<double>(t - from_us) * px_per_us);
   };
   auto clamp_x = [&](float x) { return std::clamp(x, plot_x0 - 2, plot_x1 + 2); };
+  // The horizon: what begins after it is culled (hidden) or veiled (faint); what runs across
+  // it is cut by a clip rectangle at its x.
+  const bool limited = horizon_us < kTimeNeverUs;
+  const bool hide_future = limited && !future_faint;
+  const TimeUs cull_to_us = hide_future ? std::min(to_us, horizon_us) : to_us;
+  const float horizon_x =
+      limited ? std::clamp(xf(std::clamp(horizon_us, from_us, to_us)), plot_x0, plot_x1) : plot_x1;
+  auto is_future = [&](TimeUs t) { return limited && t > horizon_us; };
 
   dl->PushClipRect(origin, area_max, true);
   dl->AddRectFilled(origin, area_max, palette.background);
@@ -269,6 +279,9 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   const bool mouse_in_lanes = hovered && mouse.y >= lanes_y0 && mouse.y < lanes_y1 &&
                               mouse.x >= plot_x0 && mouse.x <= plot_x1;
 
+  if (hide_future)
+    dl->PushClipRect(ImVec2(origin.x, lanes_y0), ImVec2(horizon_x + 1, lanes_y1), true);
+
   // ---- Pause bands (behind everything in their lane) ----
   for (int li : order) {
     const Lane& lane = model.lanes()[li];
@@ -276,11 +289,12 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     if (top >= lanes_y1) continue;
     for (const Item& band : lane.bands) {
       TimeUs band_to = band.open() ? end_us : band.to_us;
-      if (band_to < from_us || band.from_us > to_us) continue;
+      if (band_to < from_us || band.from_us > cull_to_us) continue;
       float x0 = clamp_x(xf(band.from_us)),
             x1 = clamp_x(std::max(xf(band_to), xf(band.from_us) + 2));
       dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), palette.pause);
       rec.items_drawn++;
+      drawn_from(band.from_us);
       if (mouse_in_lanes && mouse.y >= top && mouse.y < bottom && mouse.x >= x0 && mouse.x <= x1)
         hover_item = &band;
     }
@@ -288,7 +302,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
 
   // ---- Violation regions ----
   for (const ViolationRegion& v : model.violations()) {
-    if (v.to_us < from_us || v.from_us > to_us) continue;
+    if (v.to_us < from_us || v.from_us > cull_to_us) continue;
     float x0 = clamp_x(xf(v.from_us)), x1 = clamp_x(xf(v.to_us));
     if (x1 - x0 < 3) {
       x0 -= 1.5f;
@@ -304,7 +318,9 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     }
     dl->AddLine(ImVec2(x0, lanes_y0), ImVec2(x0, lanes_y1), palette.violation_border, 1.5f);
     dl->AddLine(ImVec2(x1, lanes_y0), ImVec2(x1, lanes_y1), palette.violation_border, 1.5f);
-    rec.violations.push_back({ImVec2(x0, lanes_y0), ImVec2(x1, lanes_y1), v.text, v.check});
+    rec.violations.push_back({ImVec2(x0, lanes_y0), ImVec2(x1, lanes_y1), v.text, v.check, v.event,
+                              is_future(v.from_us)});
+    drawn_from(v.from_us);
     if (mouse_in_lanes && mouse.x >= x0 && mouse.x <= x1) hover_region = &v;
   }
 
@@ -321,7 +337,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       const bool mouse_in_row = mouse_in_lanes && mouse.y >= y0 && mouse.y < y1 + 1;
       float text_end_x = -1e9f;  // labels in a row never overlap
       auto label = [&](float x0, float x1, const std::string& text, ImU32 colour) {
-        if (x1 - x0 < kLabelMinWidthPx || x0 < text_end_x) return;
+        // Text taller than its row would be cut in half: none at all reads better.
+        if (x1 - x0 < kLabelMinWidthPx || x0 < text_end_x || row_h < line_h * 0.9f) return;
         float left = std::max(x0, plot_x0) + 2;
         // A little short of the item's end, so that labels of adjacent items do not run on.
         ImVec4 clip(left, y0, std::min(x1, plot_x1) - 4, y1);
@@ -330,11 +347,19 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         text_end_x = x1;
       };
       const std::vector<Item>& items = row.items;
-      const size_t n = items.size();
+      // With the future hidden, items that begin after the horizon do not exist for this
+      // frame, not even inside a fold's count.
+      const size_t n =
+          hide_future ? static_cast<size_t>(std::upper_bound(items.begin(), items.end(), cull_to_us,
+                                                             [](TimeUs v, const Item& a) {
+                                                               return v < a.from_us;
+                                                             }) -
+                                            items.begin())
+                      : items.size();
       size_t i = row.first_reaching(from_us);
       while (i < n) {
         const Item& item = items[i];
-        if (item.from_us > to_us) break;
+        if (item.from_us > cull_to_us) break;
         const TimeUs item_to = item.open() ? std::max(end_us, item.from_us) : item.to_us;
         if (item_to < from_us) {
           i++;
@@ -377,6 +402,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
             }
             rec.folds_drawn++;
             rec.items_folded += count;
+            drawn_from(items[j - 1].from_us);
             if (mouse_in_row && mouse.x >= fx0 - 1 && mouse.x <= fx1 + 1) {
               hover_fold_count = count;
               hover_fold_from_us = item.from_us;
@@ -388,6 +414,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
           }
         }
         rec.items_drawn++;
+        drawn_from(item.from_us);
         const bool selected = selected_event >= 0 && item.begin_event == selected_event;
         float hx0 = x0, hx1 = x1;  // hover box
         if (is_mark(item)) {
@@ -545,8 +572,10 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     int64_t drawn = 0;
     for (; a < arrows.size() && drawn < kArrowsPerFrameMax; a++) {
       const Arrow& arrow = arrows[a];
-      if (arrow.from_us > to_us) break;
+      if (arrow.from_us > cull_to_us) break;
       if (arrow.to_us < from_us) continue;
+      // A message still on its way has not arrived anywhere yet.
+      if (hide_future && arrow.to_us > horizon_us) continue;
       if (arrow.from_lane < 0 || arrow.to_lane < 0) continue;
       const auto& fr = row_y[arrow.from_lane];
       const auto& tr = row_y[arrow.to_lane];
@@ -562,6 +591,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       if (std::abs(px.first - last.first) <= 1 && std::abs(px.second - last.second) <= 1) continue;
       last = px;
       drawn++;
+      drawn_from(arrow.from_us);
       ImU32 colour = arrow.lost ? palette.arrow_lost : palette.arrow;
       dl->AddLine(ImVec2(fx, fy), ImVec2(tx, ty), colour, arrow.lost ? 1.5f : 1.0f);
       if (arrow.lost) {
@@ -587,6 +617,13 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       }
     }
     rec.arrows_drawn = drawn;
+  }
+
+  if (hide_future) {
+    dl->PopClipRect();
+  } else if (limited && horizon_x < plot_x1) {
+    dl->AddRectFilled(ImVec2(horizon_x, lanes_y0), ImVec2(plot_x1 + 2, lanes_y1),
+                      palette.future_veil);
   }
 
   // ---- Lane labels (over the plot's left edge) ----
@@ -624,6 +661,15 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   // ---- Ruler: ticks, labels, notes, and the playhead's handle ----
   dl->AddRectFilled(ImVec2(origin.x, origin.y), ImVec2(area_max.x, lanes_y0),
                     palette.ruler_background);
+  // Where the future is hidden, the ruler says so (the lanes there may be busy with labels):
+  // the question the teacher asks, and the key that answers it. No tick label under it.
+  const char* next_text = "what happens next?  (Reveal shows it)";
+  const ImVec2 next_size = ImGui::CalcTextSize(next_text);
+  const float next_x = horizon_x + 10;
+  const bool next_shown = hide_future && plot_x1 - next_x > next_size.x + 8;
+  auto under_next = [&](float x0, float x1) {
+    return next_shown && x1 > next_x - 6 && x0 < next_x + next_size.x + 6;
+  };
   {
     TimeUs step = nice_step(90.0 / px_per_us);
     TimeUs first = (from_us / step) * step;
@@ -633,10 +679,11 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       dl->AddLine(ImVec2(x, lanes_y0 - 6), ImVec2(x, lanes_y0), palette.ruler_tick);
       dl->AddLine(ImVec2(x, lanes_y0), ImVec2(x, lanes_y1), with_alpha(palette.ruler_tick, 30));
       std::string text = time_text(t);
-      dl->AddText(ImVec2(x + 2, origin.y + 2), palette.label_text, text.c_str());
+      if (!under_next(x + 2, x + 2 + ImGui::CalcTextSize(text.c_str()).x))
+        dl->AddText(ImVec2(x + 2, origin.y + 2), palette.label_text, text.c_str());
     }
     for (const Note& note : model.notes()) {
-      if (note.time_us < from_us || note.time_us > to_us) continue;
+      if (note.time_us < from_us || note.time_us > cull_to_us) continue;
       float x = xf(note.time_us);
       dl->AddTriangleFilled(ImVec2(x - 4, lanes_y0 - 7), ImVec2(x + 4, lanes_y0 - 7),
                             ImVec2(x, lanes_y0), palette.note);
@@ -644,6 +691,9 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         hover_note = &note;
     }
   }
+  if (next_shown)
+    dl->AddText(ImVec2(next_x, origin.y + (ruler_height_px - next_size.y) * 0.5f),
+                palette.future_text, next_text);
   if (playhead_us >= from_us && playhead_us <= to_us) {
     float x = xf(playhead_us);
     dl->AddLine(ImVec2(x, origin.y), ImVec2(x, lanes_y1), palette.playhead, 2);
@@ -732,6 +782,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette.violation_border), "%s violated",
                            hover_region->check.c_str());
         ImGui::TextUnformatted(hover_region->text.c_str());
+        ImGui::Text("from %s to %s", time_text(hover_region->from_us).c_str(),
+                    time_text(hover_region->to_us).c_str());
       }
       if (hover_note) {
         ImGui::Text("%s %s", time_text(hover_note->time_us).c_str(), hover_note->text.c_str());

@@ -7,7 +7,11 @@
 // playhead, selection) lives here, apart from the model; the model knows nothing of pixels.
 //
 // Tests and the app shell read `last_draw`: what was drawn where, the time->x mapping, and
-// the screen rectangles of the violation regions with their texts.
+// the screen rectangles of the violation regions.
+//
+// Time as a class experiences it: with horizon_us set (the playhead), nothing that begins
+// after it is drawn and what runs across it is cut there, so a paused playhead asks "what
+// happens next?" without showing the answer; future_faint draws the future under a veil.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +58,8 @@ struct TimelinePalette {
   ImU32 playhead = IM_COL32(255, 120, 0, 255);
   ImU32 selection = IM_COL32(255, 200, 0, 255);
   ImU32 note = IM_COL32(60, 160, 160, 255);
+  ImU32 future_veil = IM_COL32(255, 255, 255, 190);  // over the future when it is shown faint
+  ImU32 future_text = IM_COL32(90, 90, 100, 255);    // "what happens next?" over the hidden part
   // Holds and TTL bars: one colour per lock (TimelineModel::locks() order, cycled).
   ImU32 locks[6] = {IM_COL32(236, 132, 60, 255),  IM_COL32(200, 100, 190, 255),
                     IM_COL32(60, 170, 170, 255),  IM_COL32(170, 150, 60, 255),
@@ -69,10 +75,15 @@ struct DrawRecord {
   int64_t lost_drawn = 0;  // lost-message marks
   struct Region {
     ImVec2 min, max;
-    std::string text;   // the reason
-    std::string check;  // the check's name
+    std::string text;     // the reason
+    std::string check;    // the check's name
+    int64_t event = -1;   // the violation event
+    bool future = false;  // after the horizon, drawn faint
   };
   std::vector<Region> violations;
+  // The latest start of anything drawn in the lanes (items, folds, bands, arrows, violation
+  // regions); -1 if nothing. With the future hidden it never passes the horizon.
+  TimeUs latest_from_us = -1;
   struct LaneRect {
     std::string name;
     std::string caption;  // "as seen by clients" on a real server's lane
@@ -96,6 +107,10 @@ struct TimelineView {
   int64_t selected_event = -1;    // index into trace.events(), -1: none
   int64_t hovered_event = -1;     // set by draw(): what the mouse is over, -1: nothing
   bool playhead_changed = false;  // set by draw() when the user scrubbed this frame
+  // Nothing that begins after horizon_us is drawn (kTimeNeverUs: everything is), unless
+  // future_faint, which draws it under palette.future_veil.
+  TimeUs horizon_us = kTimeNeverUs;
+  bool future_faint = false;
 
   // ---- Style ----
   TimelinePalette palette;

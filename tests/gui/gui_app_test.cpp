@@ -564,6 +564,108 @@ TEST_F(GuiApp, ClickingASpanSelectsItForTheInspector) {
   EXPECT_EQ(e.kind, "work");
 }
 
+// ---- The classroom: what has happened, and the moment of failure ----
+
+// The violations of the run, earliest start first.
+std::vector<const ViolationRegion*> by_start(const TimelineModel& model) {
+  std::vector<const ViolationRegion*> v;
+  for (const ViolationRegion& r : model.violations()) v.push_back(&r);
+  std::stable_sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->from_us < b->from_us; });
+  return v;
+}
+
+const App::Verdict* verdict_of(const App& app, const std::string& check) {
+  for (const App::Verdict& v : app.verdicts())
+    if (v.check == check) return &v;
+  return nullptr;
+}
+
+TEST_F(GuiApp, NoViolationBeforeItsMomentInEveryCoreScenarioThenItIsDrawnAndReported) {
+  for (const char* id : kCoreScenarios) {
+    SCOPED_TRACE(id);
+    open_and_run_to_end(id);
+    const auto violations = by_start(app->model());
+    ASSERT_FALSE(violations.empty()) << "the default variant of a core scenario fails";
+    const ViolationRegion& first = *violations.front();
+    // The teaching moment needs a before: no core scenario fails at its very start.
+    ASSERT_GT(first.from_us, 0) << first.text;
+
+    app->seek(0);
+    frames(2);
+    const DrawRecord& d = app->view().last_draw;
+    EXPECT_TRUE(d.violations.empty());
+    EXPECT_LE(d.latest_from_us, app->playhead_us()) << "the future is drawn";
+    ASSERT_FALSE(app->verdicts().empty());
+    for (const App::Verdict& v : app->verdicts()) {
+      EXPECT_FALSE(v.final) << v.check;
+      EXPECT_EQ(v.state, App::Verdict::State::none_yet) << v.check << ": " << v.text;
+      EXPECT_EQ(v.text, "no violation yet");
+    }
+
+    // Just before the moment: still nothing; at it: drawn and reported with it.
+    app->seek(first.from_us - 1);
+    frames(2);
+    EXPECT_TRUE(d.violations.empty());
+    EXPECT_EQ(verdict_of(*app, first.check)->state, App::Verdict::State::none_yet);
+    app->seek(first.from_us);
+    frames(2);
+    ASSERT_FALSE(d.violations.empty());
+    bool first_drawn = false;
+    for (const DrawRecord::Region& r : d.violations) {
+      EXPECT_FALSE(r.future);
+      first_drawn = first_drawn || r.event == first.event;
+    }
+    EXPECT_TRUE(first_drawn);
+    const App::Verdict* v = verdict_of(*app, first.check);
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->state, App::Verdict::State::violated);
+    EXPECT_FALSE(v->final);
+    EXPECT_NE(v->text.find(seconds_text(first.from_us)), std::string::npos) << v->text;
+    EXPECT_NE(v->text.find(first.text), std::string::npos) << v->text;
+
+    // At the end, the full verdicts: the trace's own.
+    app->seek(app->model().end_us());
+    frames(2);
+    ASSERT_EQ(app->verdicts().size(), app->checks().size());
+    for (size_t i = 0; i < app->checks().size(); i++) {
+      const App::CheckLine& c = app->checks()[i];
+      const App::Verdict& f = app->verdicts()[i];
+      EXPECT_TRUE(f.final);
+      EXPECT_EQ(f.text, c.summary);
+      EXPECT_EQ(f.state == App::Verdict::State::violated, c.judged && !c.ok) << c.name;
+    }
+  }
+}
+
+TEST_F(GuiApp, TheFutureIsHiddenShownFaintOrRevealed) {
+  open_and_run_to_end("ttl-double-holder");
+  app->seek(11'000'000);  // A and B overlap since 10.08 s; B and C from 12.01 s
+  frames(2);
+  const DrawRecord& d = app->view().last_draw;
+  EXPECT_LE(d.latest_from_us, 11'000'000);
+  for (auto& r : d.violations) EXPECT_LE(app->view().t_of(r.min.x), 11'000'000 + 100'000);
+  const size_t shown = d.violations.size();
+  EXPECT_EQ(shown, 1u);
+
+  app->set_future_faint(true);
+  frames(2);
+  EXPECT_GT(d.latest_from_us, 11'000'000);
+  size_t future = 0;
+  for (auto& r : d.violations) future += r.future ? 1 : 0;
+  EXPECT_EQ(future, app->model().violations().size() - shown);
+  EXPECT_FALSE(verdict_of(*app, "mutual_exclusion")->final);  // faint is not revealed
+
+  app->set_future_faint(false);
+  app->set_reveal(true);
+  frames(2);
+  EXPECT_EQ(d.violations.size(), app->model().violations().size());
+  for (auto& r : d.violations) EXPECT_FALSE(r.future);
+  EXPECT_TRUE(verdict_of(*app, "mutual_exclusion")->final);
+  app->set_reveal(false);
+  frames(2);
+  EXPECT_EQ(d.violations.size(), shown);
+}
+
 // Settings need no window.
 TEST(GuiSettings, RoundTripAndLastChoicesComeBack) {
   ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);

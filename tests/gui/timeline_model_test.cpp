@@ -149,6 +149,14 @@ TEST(TimelineModel, TtlDoubleHolderHasTwoOverlappingHoldsAndTheViolation) {
     for (const auto& violation : check.violations)
       judged.push_back(
           {violation.from_us, violation.to_us, violation.who, violation.text, check.name});
+  // Each region points back at its own violation event (the GUI selects it).
+  for (size_t i = 0; i < judged.size() && i < model.violations().size(); i++) {
+    const int64_t event = model.violations()[i].event;
+    ASSERT_GE(event, 0);
+    EXPECT_EQ(events[size_t(event)].kind, "violation");
+    EXPECT_EQ(events[size_t(event)].text, judged[i].text);
+    judged[i].event = event;
+  }
   EXPECT_EQ(model.violations(), judged);
 }
 
