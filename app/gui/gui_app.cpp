@@ -575,6 +575,140 @@ void App::step_to_next_event() {
   if (auto t = model_.next_event_after(view_.playhead_us)) seek(*t);
 }
 
+void App::bring_into_view(TimeUs t_us) {
+  const TimeUs span_us = view_.view_to_us - view_.view_from_us;
+  if (span_us <= 0 || (t_us >= view_.view_from_us && t_us <= view_.view_to_us)) return;
+  view_.view_from_us = t_us - span_us * 2 / 5;
+  view_.view_to_us = view_.view_from_us + span_us;
+}
+
+bool App::step_note(int direction) {
+  const TimeUs at_us = view_.playhead_us;
+  std::optional<TimeUs> to_us;
+  const auto& notes = model_.notes();  // in trace order, so by time
+  if (direction > 0) {
+    for (const Note& n : notes)
+      if (n.time_us > at_us) {
+        to_us = n.time_us;
+        break;
+      }
+  } else {
+    for (auto it = notes.rbegin(); it != notes.rend(); ++it)
+      if (it->time_us < at_us) {
+        to_us = it->time_us;
+        break;
+      }
+  }
+  if (!to_us) return false;
+  playing_ = false;
+  seek(*to_us);
+  bring_into_view(*to_us);
+  return true;
+}
+
+bool App::step_violation(int direction) {
+  const auto& violations = model_.violations();  // by check, not by time: order them
+  std::vector<size_t> order(violations.size());
+  for (size_t i = 0; i < order.size(); i++) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return violations[a].from_us < violations[b].from_us;
+  });
+  // Violations that start together are stepped one by one: the selected one (when the
+  // playhead is at it) is where the step starts from.
+  const TimeUs at_us = view_.playhead_us;
+  std::optional<size_t> current;
+  for (size_t k = 0; k < order.size(); k++)
+    if (violations[order[k]].event == view_.selected_event && view_.selected_event >= 0 &&
+        violations[order[k]].from_us == at_us)
+      current = k;
+  std::optional<size_t> to;
+  if (current) {
+    if (direction > 0 && *current + 1 < order.size()) to = order[*current + 1];
+    if (direction < 0 && *current > 0) to = order[*current - 1];
+  } else if (direction > 0) {
+    for (size_t k = 0; k < order.size() && !to; k++)
+      if (violations[order[k]].from_us >= at_us) to = order[k];
+  } else {
+    for (size_t k = order.size(); k > 0 && !to; k--)
+      if (violations[order[k - 1]].from_us < at_us) to = order[k - 1];
+  }
+  if (!to) return false;
+  jump_to_violation(*to);
+  return true;
+}
+
+bool App::step_actor_event(int direction) {
+  const int64_t selected = view_.selected_event;
+  if (selected < 0 || size_t(selected) >= trace_.size() ||
+      trace_.events()[size_t(selected)].actor.empty()) {
+    set_status("select an event of an actor first (click one on the timeline)");
+    return false;
+  }
+  const std::string& actor = trace_.events()[size_t(selected)].actor;
+  const TimeUs at_us = view_.playhead_us;
+  const auto& events = trace_.events();
+  std::optional<size_t> to;
+  if (direction > 0) {
+    for (size_t i = size_t(selected) + 1; i < events.size() && !to; i++)
+      if (events[i].actor == actor && events[i].time_us >= at_us) to = i;
+  } else {
+    for (size_t i = size_t(selected); i > 0 && !to; i--)
+      if (events[i - 1].actor == actor && events[i - 1].time_us <= at_us) to = i - 1;
+  }
+  if (!to) return false;
+  playing_ = false;
+  seek(events[*to].time_us);
+  view_.selected_event = int64_t(*to);
+  bring_into_view(events[*to].time_us);
+  return true;
+}
+
+void App::jump_to_violation(size_t i) {
+  if (i >= model_.violations().size()) return;
+  const ViolationRegion& v = model_.violations()[i];
+  playing_ = false;
+  seek(v.from_us);
+  view_.selected_event = v.event;
+  bring_into_view(v.from_us);
+}
+
+bool App::toggle_variant(size_t i) {
+  if (!scenario_ || i >= scenario_->variants.size()) return false;
+  const scenario::Variant& v = scenario_->variants[i];
+  if (v.values.empty()) return false;
+  std::string& value = variant_[v.name];
+  auto at = std::find(v.values.begin(), v.values.end(), value);
+  size_t next = at == v.values.end() ? 0 : size_t(at - v.values.begin() + 1) % v.values.size();
+  value = v.values[next];
+  const std::string chosen = v.name + " = " + value;
+  if (backend_ == "fake" && !replay_ && !running()) {
+    rerun_in_place();
+    if (error_.empty()) set_status(chosen);
+  } else {
+    set_status(chosen + " (for the next run)");
+  }
+  return true;
+}
+
+// Speeds a class can follow, each step a clear change.
+constexpr float kSpeedSteps[] = {0.1f, 0.25f, 0.5f, 1.0f, 2.0f, 5.0f, 10.0f, 20.0f};
+
+void App::speed_up() {
+  for (float s : kSpeedSteps)
+    if (s > speed_ * 1.001f) {
+      set_speed(s);
+      return;
+    }
+}
+
+void App::speed_down() {
+  for (auto it = std::rbegin(kSpeedSteps); it != std::rend(kSpeedSteps); ++it)
+    if (*it < speed_ * 0.999f) {
+      set_speed(*it);
+      return;
+    }
+}
+
 bool App::everything_shown() const {
   return reveal_ || (!running() && view_.playhead_us >= model_.end_us());
 }
@@ -609,6 +743,62 @@ void App::update_verdicts() {
       v.text = "no violation yet";
     }
     verdicts_.push_back(std::move(v));
+  }
+}
+
+void App::handle_keys() {
+  std::vector<KeyPress> keys = std::move(keys_);
+  keys_.clear();
+  if (ImGui::GetIO().WantTextInput) return;  // typing in a field is not a command
+  for (const KeyPress& k : keys) {
+    switch (k.key) {
+      case Key::space:
+        if (playing_)
+          pause();
+        else
+          play();
+        break;
+      case Key::right:
+      case Key::page_down:
+        step_note(+1);
+        break;
+      case Key::left:
+      case Key::page_up:
+        step_note(-1);
+        break;
+      case Key::up:
+        speed_up();
+        break;
+      case Key::down:
+        speed_down();
+        break;
+      case Key::r:
+        restart();
+        break;
+      case Key::v:
+        reveal_ = !reveal_;
+        break;
+      case Key::f:
+        future_faint_ = !future_faint_;
+        break;
+      case Key::n:
+        step_violation(k.shift ? -1 : +1);
+        break;
+      case Key::e:
+        step_actor_event(k.shift ? -1 : +1);
+        break;
+      case Key::digit1:
+      case Key::digit2:
+      case Key::digit3:
+      case Key::digit4:
+      case Key::digit5:
+      case Key::digit6:
+      case Key::digit7:
+      case Key::digit8:
+      case Key::digit9:
+        toggle_variant(size_t(int(k.key) - int(Key::digit1)));
+        break;
+    }
   }
 }
 
@@ -695,6 +885,7 @@ void App::save_settings_now() {
 void App::frame(float dt_s) {
   widgets_.clear();  // only what this frame draws can be clicked
   poll_worker();
+  handle_keys();
   advance_playhead(dt_s);
   update_verdicts();
 

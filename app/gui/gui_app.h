@@ -12,11 +12,12 @@
 // buffer and the UI thread moves them into its trace each frame, so the timeline grows while
 // the run goes on and the UI never waits for a server.
 //
-// Time as the class experiences it: until the playhead reaches the end (or Reveal), the
+// Time as the class experiences it: until the playhead reaches the end (or V reveals it), the
 // timeline shows only what has happened and the verdicts read "so far" (verdicts()), so a
-// teacher can pause and ask what happens next.
+// teacher can pause and ask what happens next. Steps go by meaning (notes, violations, the
+// selected actor's events), from buttons and keys.
 //
-// Tests drive the app through Host::frame with a FrameInput (synthetic mouse) and
+// Tests drive the app through Host::frame with a FrameInput (synthetic mouse and keys) and
 // read its state through the accessors at the end of App (playhead, view, errors, widget
 // rects, the verdicts shown).
 //
@@ -80,6 +81,35 @@ bool looks_like_trace(const std::string& path);
 
 // ---- The application ----------------------------------------------------------------------
 
+// The keys the app acts on (the host maps GLFW's keys to these; tests send them directly).
+enum class Key : uint8_t {
+  space,
+  left,
+  right,
+  up,
+  down,
+  page_up,
+  page_down,
+  digit1,  // digit1 .. digit9 are consecutive
+  digit2,
+  digit3,
+  digit4,
+  digit5,
+  digit6,
+  digit7,
+  digit8,
+  digit9,
+  r,
+  v,
+  n,
+  e,
+  f,
+};
+struct KeyPress {
+  Key key = Key::space;
+  bool shift = false;
+};
+
 struct ScenarioEntry {
   std::string id;
   std::string path;
@@ -129,6 +159,19 @@ class App {
   void step_to_next_event();
   void restart();
   void seek(TimeUs t_us);
+  // Steps by meaning (each pauses; direction +1 next, -1 previous; false if there is none):
+  // the narration notes, the violations (by their start; the violation is selected), and the
+  // events of the selected event's actor (the event is selected).
+  bool step_note(int direction);
+  bool step_violation(int direction);
+  bool step_actor_event(int direction);
+  // The playhead to violation i's start (model().violations() order), paused, the violation
+  // selected and in view.
+  void jump_to_violation(size_t i);
+  // Variant i (scenario order): on/off flips, other values go round; the run is redone.
+  bool toggle_variant(size_t i);
+  void speed_up();
+  void speed_down();
   // Everything at once (the future and the full verdicts) instead of what has happened.
   void set_reveal(bool reveal) { reveal_ = reveal; }
   bool reveal() const { return reveal_; }
@@ -137,6 +180,8 @@ class App {
   bool everything_shown() const;
   void set_future_faint(bool faint) { future_faint_ = faint; }
   bool future_faint() const { return future_faint_; }
+  // The host hands over this frame's key presses.
+  void set_keys(std::vector<KeyPress> keys) { keys_ = std::move(keys); }
 
   // Choices for the next run (validated against the scenario when it runs).
   std::map<std::string, std::string>& variant() { return variant_; }
@@ -226,13 +271,15 @@ class App {
   scenario::RunOptions run_options() const;
   void remember_choices();
   void save_settings_now();
+  void handle_keys();
+  void bring_into_view(TimeUs t_us);  // pans the view (keeping its zoom) if t is outside it
   void update_verdicts();
   void record(const std::string& name);         // the last item's rect under `name`
   void record_window(const std::string& name);  // the current (child) window's rect
 
   // Panels (gui_panels.cpp).
   void draw_top_bar();
-  // The verdicts at the playhead (so far, or final).
+  // The verdicts, each line (and each of its violations) a button that jumps there.
   void draw_verdicts();
   // The timeline view in the current window: the horizon and the row height.
   void draw_timeline_view(ImVec2 size);
@@ -275,6 +322,7 @@ class App {
   double playhead_carry_us_ = 0;  // sub-microsecond remainder of the playhead's motion
   bool reveal_ = false;
   bool future_faint_ = false;
+  std::vector<KeyPress> keys_;  // this frame's
   std::vector<Verdict> verdicts_;
 
   std::unique_ptr<Worker> worker_;
@@ -319,6 +367,7 @@ struct FrameInput {
   bool mouse_down = false;
   float wheel = 0;
   float dt_s = 1.0f / 60;
+  std::vector<KeyPress> keys;  // pressed in this frame
 };
 
 // One GLFW window with an OpenGL 3 context and a Dear ImGui context (one at a time).

@@ -38,6 +38,46 @@ const ImWchar kGlyphRanges[] = {
     0,
 };
 
+// GLFW's keys to the app's.
+struct KeyMapping {
+  int glfw_key;
+  Key key;
+  bool repeat;  // held down, it repeats (stepping, speed)
+};
+const KeyMapping kKeyMap[] = {
+    {GLFW_KEY_SPACE, Key::space, false},
+    {GLFW_KEY_LEFT, Key::left, true},
+    {GLFW_KEY_RIGHT, Key::right, true},
+    {GLFW_KEY_UP, Key::up, true},
+    {GLFW_KEY_DOWN, Key::down, true},
+    {GLFW_KEY_PAGE_UP, Key::page_up, true},
+    {GLFW_KEY_PAGE_DOWN, Key::page_down, true},
+    {GLFW_KEY_1, Key::digit1, false},
+    {GLFW_KEY_2, Key::digit2, false},
+    {GLFW_KEY_3, Key::digit3, false},
+    {GLFW_KEY_4, Key::digit4, false},
+    {GLFW_KEY_5, Key::digit5, false},
+    {GLFW_KEY_6, Key::digit6, false},
+    {GLFW_KEY_7, Key::digit7, false},
+    {GLFW_KEY_8, Key::digit8, false},
+    {GLFW_KEY_9, Key::digit9, false},
+    {GLFW_KEY_R, Key::r, false},
+    {GLFW_KEY_V, Key::v, false},
+    {GLFW_KEY_N, Key::n, true},
+    {GLFW_KEY_E, Key::e, true},
+    {GLFW_KEY_F, Key::f, false},
+};
+
+// This frame's presses of the app's keys (ImGui 1.86 indexes KeysDown by GLFW's key codes).
+std::vector<KeyPress> pressed_keys() {
+  const ImGuiIO& io = ImGui::GetIO();
+  std::vector<KeyPress> keys;
+  if (io.KeyCtrl || io.KeyAlt || io.KeySuper) return keys;  // not ours: Ctrl+R is not R
+  for (const KeyMapping& m : kKeyMap)
+    if (ImGui::IsKeyPressed(m.glfw_key, m.repeat)) keys.push_back({m.key, io.KeyShift});
+  return keys;
+}
+
 }  // namespace
 
 void apply_light_style(float font_px) {
@@ -192,6 +232,7 @@ bool Host::frame(App& app, const FrameInput* input) {
     io.DeltaTime = input->dt_s > 0 ? input->dt_s : 1.0f / 60;
   }
   ImGui::NewFrame();
+  app.set_keys(input ? input->keys : pressed_keys());
   app.frame(io.DeltaTime);
   ImGui::Render();
 

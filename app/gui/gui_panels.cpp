@@ -150,6 +150,28 @@ void App::draw_top_bar() {
   record("restart");
   ImGui::EndGroup();
 
+  // Steps by meaning: a class follows the story note by note, not event by event.
+  flow(text_px("< Note") + text_px("Note >") + text_px("Violation >") + text_px("Actor >") +
+           4 * frame_pad_px + 3 * style.ItemSpacing.x,
+       gap_px);
+  ImGui::BeginGroup();
+  if (ImGui::Button("< Note")) step_note(-1);
+  record("prev_note");
+  help_marker("The previous narration note (Left, Page Up).");
+  ImGui::SameLine();
+  if (ImGui::Button("Note >")) step_note(+1);
+  record("next_note");
+  help_marker("The next narration note (Right, Page Down).");
+  ImGui::SameLine();
+  if (ImGui::Button("Violation >")) step_violation(+1);
+  record("next_violation");
+  help_marker("The next violation's start (N; Shift+N: the previous one).");
+  ImGui::SameLine();
+  if (ImGui::Button("Actor >")) step_actor_event(+1);
+  record("next_actor_event");
+  help_marker("The next event of the selected event's actor (E; Shift+E: the previous one).");
+  ImGui::EndGroup();
+
   const char* reveal_label = reveal_ ? "Hide future" : "Reveal";
   flow(text_px(reveal_label) + frame_pad_px + ImGui::GetFrameHeight() + text_px("faint") +
            2 * style.ItemSpacing.x,
@@ -158,12 +180,12 @@ void App::draw_top_bar() {
   if (ImGui::Button(reveal_label)) reveal_ = !reveal_;
   record("reveal");
   help_marker(
-      "Reveal: everything at once, the future and the final verdicts.\n"
+      "Reveal: everything at once, the future and the final verdicts (V).\n"
       "Otherwise only what has happened up to the playhead is shown.");
   ImGui::SameLine();
   ImGui::Checkbox("faint", &future_faint_);
   record("future_faint");
-  help_marker("Show the future faint instead of hiding it.");
+  help_marker("Show the future faint instead of hiding it (F).");
   ImGui::EndGroup();
 
   const float speed_px = 150;
@@ -421,6 +443,8 @@ void App::draw_verdicts() {
   // a variant), and the verdicts point into its violations.
   update_verdicts();
   using S = Verdict::State;
+  const auto& violations = model_.violations();
+  const ImGuiStyle& style = ImGui::GetStyle();
   for (const Verdict& v : verdicts_) {
     const bool unexpected =
         v.final && v.expected && v.state != S::not_judged && *v.expected != (v.state == S::holds);
@@ -433,15 +457,57 @@ void App::draw_verdicts() {
                                                  : kMutedColour;
     ImGui::TextColored(colour, "%s", word);
     ImGui::SameLine();
-    std::string line = v.check + (v.final ? ": " : " ") + v.text;
-    if (!v.final && v.violations.size() > 1)
-      line += " (+" + std::to_string(v.violations.size() - 1) + " more so far)";
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(line.c_str());
-    ImGui::PopTextWrapPos();
+    const std::string line = v.check + (v.final ? ": " : " ") + v.text;
+    if (v.violations.empty()) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextUnformatted(line.c_str());
+      ImGui::PopTextWrapPos();
+    } else {
+      // The whole line is a button: it takes the class to the moment of failure.
+      const float wrap_px = ImGui::GetContentRegionAvail().x;
+      const ImVec2 text_size = ImGui::CalcTextSize(line.c_str(), nullptr, false, wrap_px);
+      const ImVec2 at = ImGui::GetCursorScreenPos();
+      if (ImGui::Selectable(("##verdict:" + v.check).c_str(), false, 0, {wrap_px, text_size.y}))
+        jump_to_violation(v.violations.front());
+      record("verdict:" + v.check);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s: go to %s", violations[v.violations.front()].text.c_str(),
+                          seconds_text(violations[v.violations.front()].from_us).c_str());
+      ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at,
+                                          ImGui::GetColorU32(ImGuiCol_Text), line.c_str(), nullptr,
+                                          wrap_px);
+    }
     if (unexpected)
       ImGui::TextColored(kViolatedColour, "    unexpected: this variant should %s",
                          *v.expected ? "hold" : "fail");
+    // Each further violation: a small button at its moment, flowing like words.
+    const size_t more = v.violations.size() > 1 ? v.violations.size() - 1 : 0;
+    constexpr size_t kMoreShownMax = 24;
+    if (more > 0) {
+      ImGui::Indent();
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextColored(kMutedColour, "+%zu more%s:", more, v.final ? "" : " so far");
+      for (size_t k = 1; k < v.violations.size() && k <= kMoreShownMax; k++) {
+        const ViolationRegion& r = violations[v.violations[k]];
+        std::string who;
+        for (auto& w : r.who) who += (who.empty() ? "" : ", ") + w;
+        const std::string label = seconds_text(r.from_us) + (who.empty() ? "" : " " + who) + "##" +
+                                  v.check + std::to_string(k);
+        const float w = ImGui::CalcTextSize(label.c_str(), nullptr, true).x +
+                        style.FramePadding.x * 2 + style.ItemSpacing.x;
+        if (ImGui::GetItemRectMax().x + w <
+            ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+          ImGui::SameLine();
+        if (ImGui::SmallButton(label.c_str())) jump_to_violation(v.violations[k]);
+        record("verdict:" + v.check + ":" + std::to_string(k));
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.text.c_str());
+      }
+      if (more > kMoreShownMax) {
+        ImGui::SameLine();
+        ImGui::TextColored(kMutedColour, "... (N steps through them all)");
+      }
+      ImGui::Unindent();
+    }
   }
   if (!verdicts_.empty() && verdicts_.front().final) {
     if (auto met = model_.index().expectation_met())
@@ -449,9 +515,8 @@ void App::draw_verdicts() {
                          *met ? "the run met the scenario's expectation"
                               : "the run did NOT meet the scenario's expectation");
   } else if (!verdicts_.empty()) {
-    ImGui::TextColored(
-        kMutedColour, "%s",
-        "so far: up to the playhead; the verdicts are final at the end (or on Reveal)");
+    ImGui::TextColored(kMutedColour, "%s",
+                       "so far: up to the playhead; the verdicts are final at the end (V reveals)");
   }
 }
 
@@ -488,6 +553,16 @@ void App::draw_selected_event() {
   }
   const TraceEvent& e = trace_.events()[size_t(index)];
   ImGui::PushTextWrapPos(0);
+  if (e.kind == "violation") {
+    // Written when the run ended; what matters is the span it covers.
+    ImGui::TextColored(kViolatedColour, "%s violated from %s to %s",
+                       std::string(e.str_or(F::check)).c_str(),
+                       seconds_text(e.num_or(F::from_us, e.time_us)).c_str(),
+                       seconds_text(e.num_or(F::to_us, e.time_us)).c_str());
+    ImGui::TextUnformatted(e.text.c_str());
+    ImGui::PopTextWrapPos();
+    return;
+  }
   ImGui::Text("%s  at %s", e.kind.c_str(), seconds_text(e.time_us).c_str());
   if (!e.actor.empty()) ImGui::Text("actor: %s", e.actor.c_str());
   if (e.connection >= 0) {

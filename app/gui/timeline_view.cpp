@@ -71,6 +71,24 @@ std::vector<int> lane_order(const TimelineModel& model) {
   return order;
 }
 
+// The longest prefix of text (cut at a UTF-8 character boundary) that fits in width_px with
+// an ellipsis after it; "" if not even one character does.
+std::string elided(const std::string& text, float width_px) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= width_px) return text;
+  const char* kEllipsis = "\u2026";
+  size_t lo = 0, hi = text.size();  // the answer's length is in [lo, hi)
+  while (lo + 1 < hi) {
+    size_t mid = (lo + hi) / 2;
+    while (mid > lo && (static_cast<unsigned char>(text[mid]) & 0xC0) == 0x80) mid--;
+    if (mid == lo) break;
+    if (ImGui::CalcTextSize((text.substr(0, mid) + kEllipsis).c_str()).x <= width_px)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo == 0 ? std::string() : text.substr(0, lo) + kEllipsis;
+}
+
 constexpr float kLanePadPx = 3;
 constexpr float kRowHeightMinPx = 7;  // rows shrink to this before lanes are cut off
 constexpr int64_t kArrowsPerFrameMax = 5000;
@@ -209,6 +227,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
 
   rec.items_drawn = rec.items_folded = rec.folds_drawn = rec.arrows_drawn = rec.lost_drawn = 0;
   rec.violations.clear();
+  rec.markers.clear();
   rec.lanes.clear();
   rec.latest_from_us = -1;
   auto drawn_from = [&](TimeUs t) { rec.latest_from_us = std::max(rec.latest_from_us, t); };
@@ -418,7 +437,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         const bool selected = selected_event >= 0 && item.begin_event == selected_event;
         float hx0 = x0, hx1 = x1;  // hover box
         if (is_mark(item)) {
-          const float s = std::min(row_h * 0.4f, 6.0f);
+          const float s = std::min(row_h * 0.4f, 6.0f * scale);
           const ImVec2 c(x0, ym);
           switch (item.kind) {
             case ItemKind::error:
@@ -595,7 +614,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       ImU32 colour = arrow.lost ? palette.arrow_lost : palette.arrow;
       dl->AddLine(ImVec2(fx, fy), ImVec2(tx, ty), colour, arrow.lost ? 1.5f : 1.0f);
       if (arrow.lost) {
-        const float s = std::min(row_h * 0.45f, 7.0f);
+        const float s = std::min(row_h * 0.45f, 7.0f * scale);
         dl->AddLine(ImVec2(tx - s, ty - s), ImVec2(tx + s, ty + s), palette.lost, 3);
         dl->AddLine(ImVec2(tx - s, ty + s), ImVec2(tx + s, ty - s), palette.lost, 3);
         rec.lost_drawn++;
@@ -617,6 +636,84 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       }
     }
     rec.arrows_drawn = drawn;
+  }
+
+  // ---- Violation markers: a red label and the span's bar on every lane concerned ----
+  // On top of the rows: the moment of failure must not hide under a busy row. Per lane the
+  // markers go left to right and each label is elided to end before the next one starts.
+  const ViolationRegion* hover_marker = nullptr;
+  {
+    const auto& violations = model.violations();
+    std::vector<std::vector<size_t>> by_lane(model.lanes().size());
+    for (size_t vi = 0; vi < violations.size(); vi++) {
+      const ViolationRegion& v = violations[vi];
+      if (v.to_us < from_us || v.from_us > cull_to_us) continue;
+      for (const std::string& who : v.who)
+        if (int li = model.lane_index(who); li >= 0) by_lane[static_cast<size_t>(li)].push_back(vi);
+      for (size_t li = 0; li < model.lanes().size(); li++)
+        if (model.lanes()[li].kind == LaneKind::server) by_lane[li].push_back(vi);
+    }
+    const float pad_px = 3 * scale;
+    for (size_t li = 0; li < by_lane.size(); li++) {
+      std::vector<size_t>& list = by_lane[li];
+      if (list.empty() || lane_y[li].first >= lanes_y1) continue;
+      std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) {
+        return violations[a].from_us < violations[b].from_us;
+      });
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+      const float top = lane_y[li].first + 1;
+      const float bottom = std::min(lane_y[li].second, lanes_y1) - 1;
+      const float label_h = std::min(line_h + 2 * scale, bottom - top);
+      float used_to_x = plot_x0 - 1e6f;  // right end of this lane's last label
+      for (size_t k = 0; k < list.size(); k++) {
+        const ViolationRegion& v = violations[list[k]];
+        const float x0 = std::max(xf(v.from_us), plot_x0);
+        const float x1 = std::max(std::min(xf(v.to_us), plot_x1), x0 + 3 * scale);
+        const float bar_h = std::max(3 * scale, 2.0f);
+        dl->AddRectFilled(ImVec2(x0, bottom - bar_h), ImVec2(x1, bottom), palette.violation_border);
+        dl->AddLine(ImVec2(x0, top), ImVec2(x0, bottom), palette.violation_border, 2 * scale);
+        // The label: from x0 (or just after the previous label) to the next marker's start.
+        // A marker whose start is under the previous label gets none (its text is on hover
+        // and on its other lanes) rather than a label far from its moment.
+        const float start_x = std::max(x0, used_to_x + pad_px);
+        const bool room = start_x <= x0 + 4 * pad_px;
+        float room_x = plot_x1;
+        for (size_t m = k + 1; m < list.size(); m++) {
+          float next_x = xf(violations[list[m]].from_us);
+          if (next_x > start_x + 2 * pad_px) {
+            room_x = std::min(room_x, next_x - pad_px);
+            break;
+          }
+        }
+        std::string label = room ? elided(v.text, room_x - start_x - 2 * pad_px) : "";
+        if (room && label.empty()) label = "!";
+        const float w = ImGui::CalcTextSize(label.c_str()).x + 2 * pad_px;
+        ImVec2 a(start_x, top), b(start_x + w, top + label_h);
+        if (!room) {  // the bar is the marker
+          a = ImVec2(x0, bottom - bar_h);
+          b = ImVec2(x1, bottom);
+        } else {
+          // The label is about something that has begun: it is not cut at the horizon.
+          dl->PushClipRect(ImVec2(plot_x0, lanes_y0), ImVec2(plot_x1 + 2, lanes_y1), false);
+          dl->AddRectFilled(a, b, palette.violation_border, 2 * scale);
+          dl->AddText(ImVec2(a.x + pad_px, a.y + (label_h - line_h) * 0.5f), palette.marker_text,
+                      label.c_str());
+          if (selected_event >= 0 && v.event == selected_event)
+            dl->AddRect(ImVec2(a.x - 2, a.y - 1), ImVec2(b.x + 2, b.y + 1), palette.selection, 0, 0,
+                        2 * scale);
+          dl->PopClipRect();
+          used_to_x = b.x;
+        }
+        rec.markers.push_back({a, b, model.lanes()[li].name, label, v.check, v.event, v.from_us,
+                               v.to_us, is_future(v.from_us)});
+        drawn_from(v.from_us);
+        if (mouse_in_lanes &&
+            ((mouse.x >= a.x && mouse.x <= b.x && mouse.y >= a.y && mouse.y <= b.y) ||
+             (mouse.x >= x0 - 2 && mouse.x <= x1 + 2 && mouse.y >= bottom - bar_h - 2 &&
+              mouse.y <= bottom + 1)))
+          hover_marker = &v;
+      }
+    }
   }
 
   if (hide_future) {
@@ -661,11 +758,11 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   // ---- Ruler: ticks, labels, notes, and the playhead's handle ----
   dl->AddRectFilled(ImVec2(origin.x, origin.y), ImVec2(area_max.x, lanes_y0),
                     palette.ruler_background);
-  // Where the future is hidden, the ruler says so (the lanes there may be busy with labels):
+  // Where the future is hidden, the ruler says so (the lanes there may carry markers' labels):
   // the question the teacher asks, and the key that answers it. No tick label under it.
-  const char* next_text = "what happens next?  (Reveal shows it)";
+  const char* next_text = "what happens next?  (V reveals)";
   const ImVec2 next_size = ImGui::CalcTextSize(next_text);
-  const float next_x = horizon_x + 10;
+  const float next_x = horizon_x + 10 * scale;
   const bool next_shown = hide_future && plot_x1 - next_x > next_size.x + 8;
   auto under_next = [&](float x0, float x1) {
     return next_shown && x1 > next_x - 6 && x0 < next_x + next_size.x + 6;
@@ -696,9 +793,9 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
                 palette.future_text, next_text);
   if (playhead_us >= from_us && playhead_us <= to_us) {
     float x = xf(playhead_us);
-    dl->AddLine(ImVec2(x, origin.y), ImVec2(x, lanes_y1), palette.playhead, 2);
-    dl->AddTriangleFilled(ImVec2(x - 6, origin.y), ImVec2(x + 6, origin.y), ImVec2(x, origin.y + 8),
-                          palette.playhead);
+    dl->AddLine(ImVec2(x, origin.y), ImVec2(x, lanes_y1), palette.playhead, 2 * scale);
+    dl->AddTriangleFilled(ImVec2(x - 6 * scale, origin.y), ImVec2(x + 6 * scale, origin.y),
+                          ImVec2(x, origin.y + 8 * scale), palette.playhead);
   }
 
   // ---- Legend ----
@@ -729,6 +826,12 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
 
   // ---- Hover, tooltip, selection ----
   if (hover_item) hovered_event = hover_item->begin_event;
+  if (hover_marker) {  // a marker is on top of everything under it
+    hover_item = nullptr;
+    hover_fold_count = 0;
+    hover_region = hover_marker;
+    hovered_event = hover_marker->event;
+  }
   if (hovered && !active) {
     if (hover_fold_count > 0) {
       ImGui::SetTooltip("%lld items between %s and %s\nzoom in to see them",
@@ -771,14 +874,15 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
           if (item.flags & kItemForeignEnd)
             ImGui::TextUnformatted("deleted by someone who did not hold it");
         }
-      } else if (hovered_event >= 0 && static_cast<size_t>(hovered_event) < trace.size()) {
+      } else if (!hover_marker && hovered_event >= 0 &&
+                 static_cast<size_t>(hovered_event) < trace.size()) {
         const TraceEvent& e = trace.events()[hovered_event];
         ImGui::Text("message lost: %s published %s at %s", e.actor.c_str(),
                     event_summary(e).c_str(), time_text(e.time_us).c_str());
         ImGui::TextUnformatted("the subscriber was not connected (or its buffer was dropped)");
       }
       if (hover_region) {
-        if (hover_item || hovered_event >= 0) ImGui::Separator();
+        if (hover_item || (!hover_marker && hovered_event >= 0)) ImGui::Separator();
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette.violation_border), "%s violated",
                            hover_region->check.c_str());
         ImGui::TextUnformatted(hover_region->text.c_str());

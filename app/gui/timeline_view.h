@@ -7,7 +7,7 @@
 // playhead, selection) lives here, apart from the model; the model knows nothing of pixels.
 //
 // Tests and the app shell read `last_draw`: what was drawn where, the time->x mapping, and
-// the screen rectangles of the violation regions.
+// the screen rectangles of the violation regions and their labelled markers.
 //
 // Time as a class experiences it: with horizon_us set (the playhead), nothing that begins
 // after it is drawn and what runs across it is cut there, so a paused playhead asks "what
@@ -60,6 +60,7 @@ struct TimelinePalette {
   ImU32 note = IM_COL32(60, 160, 160, 255);
   ImU32 future_veil = IM_COL32(255, 255, 255, 190);  // over the future when it is shown faint
   ImU32 future_text = IM_COL32(90, 90, 100, 255);    // "what happens next?" over the hidden part
+  ImU32 marker_text = IM_COL32(255, 255, 255, 255);  // on a violation's red label
   // Holds and TTL bars: one colour per lock (TimelineModel::locks() order, cycled).
   ImU32 locks[6] = {IM_COL32(236, 132, 60, 255),  IM_COL32(200, 100, 190, 255),
                     IM_COL32(60, 170, 170, 255),  IM_COL32(170, 150, 60, 255),
@@ -81,8 +82,21 @@ struct DrawRecord {
     bool future = false;  // after the horizon, drawn faint
   };
   std::vector<Region> violations;
+  // A violation's marker on one lane it concerns (its actors' lanes and the server lanes):
+  // the label (the violation's text, elided to the room before the lane's next marker; ""
+  // when there is none) and the bar under the span it covers.
+  struct Marker {
+    ImVec2 min, max;  // the label ("!" if no letter fits), or the bar when the label has no room
+    std::string lane;
+    std::string label;  // as drawn
+    std::string check;
+    int64_t event = -1;
+    TimeUs from_us = 0, to_us = 0;
+    bool future = false;
+  };
+  std::vector<Marker> markers;
   // The latest start of anything drawn in the lanes (items, folds, bands, arrows, violation
-  // regions); -1 if nothing. With the future hidden it never passes the horizon.
+  // regions and markers); -1 if nothing. With the future hidden it never passes the horizon.
   TimeUs latest_from_us = -1;
   struct LaneRect {
     std::string name;
@@ -118,6 +132,7 @@ struct TimelineView {
   float row_height_px = 18;
   float ruler_height_px = 24;
   float fold_px = 3;  // items narrower than this fold into one counted mark
+  float scale = 1;    // marks, lines and markers grow with it (large type)
   bool show_legend = true;
   // The narrowest range a zoom may reach, and the margin fit() leaves around the trace.
   TimeUs min_range_us = 10;

@@ -89,6 +89,13 @@ class GuiApp : public ::testing::Test {
     frames(1, pos, true);
     frames(1, pos, false);
   }
+  // One frame with the key pressed (the app sees each press once).
+  void press(Key key, bool shift = false) {
+    FrameInput in;
+    in.keys.push_back({key, shift});
+    ASSERT_TRUE(host->frame(*app, &in));
+    frames(1);
+  }
   void wheel(ImVec2 pos, float amount) {
     frames(1, pos, false);
     FrameInput in;
@@ -594,6 +601,7 @@ TEST_F(GuiApp, NoViolationBeforeItsMomentInEveryCoreScenarioThenItIsDrawnAndRepo
     frames(2);
     const DrawRecord& d = app->view().last_draw;
     EXPECT_TRUE(d.violations.empty());
+    EXPECT_TRUE(d.markers.empty());
     EXPECT_LE(d.latest_from_us, app->playhead_us()) << "the future is drawn";
     ASSERT_FALSE(app->verdicts().empty());
     for (const App::Verdict& v : app->verdicts()) {
@@ -602,20 +610,23 @@ TEST_F(GuiApp, NoViolationBeforeItsMomentInEveryCoreScenarioThenItIsDrawnAndRepo
       EXPECT_EQ(v.text, "no violation yet");
     }
 
-    // Just before the moment: still nothing; at it: drawn and reported with it.
+    // Just before the moment: still nothing; at it: drawn on its lanes and reported with it.
     app->seek(first.from_us - 1);
     frames(2);
-    EXPECT_TRUE(d.violations.empty());
+    EXPECT_TRUE(d.markers.empty());
     EXPECT_EQ(verdict_of(*app, first.check)->state, App::Verdict::State::none_yet);
     app->seek(first.from_us);
     frames(2);
     ASSERT_FALSE(d.violations.empty());
-    bool first_drawn = false;
-    for (const DrawRecord::Region& r : d.violations) {
-      EXPECT_FALSE(r.future);
-      first_drawn = first_drawn || r.event == first.event;
+    std::set<std::string> lanes_marked;
+    for (const DrawRecord::Marker& m : d.markers) {
+      EXPECT_LE(m.from_us, app->playhead_us());
+      EXPECT_FALSE(m.future);
+      if (m.event == first.event) lanes_marked.insert(m.lane);
     }
-    EXPECT_TRUE(first_drawn);
+    for (const std::string& who : first.who) EXPECT_TRUE(lanes_marked.count(who)) << who;
+    for (const std::string& server : app->model().servers())
+      EXPECT_TRUE(lanes_marked.count(server)) << server;
     const App::Verdict* v = verdict_of(*app, first.check);
     ASSERT_NE(v, nullptr);
     EXPECT_EQ(v->state, App::Verdict::State::violated);
@@ -656,14 +667,117 @@ TEST_F(GuiApp, TheFutureIsHiddenShownFaintOrRevealed) {
   EXPECT_FALSE(verdict_of(*app, "mutual_exclusion")->final);  // faint is not revealed
 
   app->set_future_faint(false);
-  app->set_reveal(true);
-  frames(2);
+  press(Key::v);
+  EXPECT_TRUE(app->reveal());
   EXPECT_EQ(d.violations.size(), app->model().violations().size());
   for (auto& r : d.violations) EXPECT_FALSE(r.future);
   EXPECT_TRUE(verdict_of(*app, "mutual_exclusion")->final);
-  app->set_reveal(false);
-  frames(2);
+  press(Key::v);
+  EXPECT_FALSE(app->reveal());
   EXPECT_EQ(d.violations.size(), shown);
+}
+
+TEST_F(GuiApp, ClickingAVerdictAndEachOfItsMoreMovesThePlayheadToTheViolation) {
+  open_and_run_to_end("ttl-double-holder");
+  app->seek(13'000'000);
+  frames(3);
+  const App::Verdict* v = verdict_of(*app, "mutual_exclusion");
+  ASSERT_NE(v, nullptr);
+  ASSERT_EQ(v->violations.size(), 2u);  // A and B from 10.08 s, B and C from 12.01 s
+  const ViolationRegion second = app->model().violations()[v->violations[1]];
+  const ViolationRegion first = app->model().violations()[v->violations[0]];
+  WidgetRect more = app->widget("verdict:mutual_exclusion:1");
+  ASSERT_TRUE(more.valid());
+  click(more.center());
+  EXPECT_EQ(app->playhead_us(), second.from_us);
+  EXPECT_EQ(app->view().selected_event, second.event);
+  EXPECT_FALSE(app->playing());
+  WidgetRect line = app->widget("verdict:mutual_exclusion");
+  ASSERT_TRUE(line.valid());
+  click(line.center());
+  EXPECT_EQ(app->playhead_us(), first.from_us);
+  EXPECT_EQ(app->view().selected_event, first.event);
+  // The selected violation's marker is where the playhead is, and clicking a marker on the
+  // timeline selects its violation too.
+  const DrawRecord& d = app->view().last_draw;
+  const DrawRecord::Marker* on_a = nullptr;
+  for (auto& m : d.markers)
+    if (m.lane == "A" && m.event == first.event && !m.label.empty()) on_a = &m;
+  ASSERT_NE(on_a, nullptr);
+  EXPECT_NEAR(on_a->min.x, app->view().x_of(first.from_us), 2);
+  app->view().selected_event = -1;
+  click({(on_a->min.x + on_a->max.x) / 2, (on_a->min.y + on_a->max.y) / 2});
+  EXPECT_EQ(app->view().selected_event, first.event);
+  // The inspector names the span, not the time the verdict was written.
+}
+
+TEST_F(GuiApp, RightStepsThroughTheNarrationNotesInOrderAndLeftBack) {
+  open_and_run_to_end("ttl-double-holder");
+  app->seek(0);
+  frames(1);
+  std::vector<TimeUs> times;
+  for (const Note& n : app->model().notes())
+    if (n.time_us > 0 && (times.empty() || times.back() != n.time_us)) times.push_back(n.time_us);
+  ASSERT_GE(times.size(), 3u);
+  for (size_t i = 0; i < times.size(); i++) {
+    press(i % 2 == 0 ? Key::right : Key::page_down);
+    EXPECT_EQ(app->playhead_us(), times[i]) << "note " << i;
+    EXPECT_FALSE(app->playing());
+  }
+  press(Key::right);  // past the last note: stays
+  EXPECT_EQ(app->playhead_us(), times.back());
+  for (size_t i = times.size() - 1; i-- > 0;) {
+    press(i % 2 == 0 ? Key::left : Key::page_up);
+    EXPECT_EQ(app->playhead_us(), times[i]) << "note " << i;
+  }
+  // The buttons do the same.
+  click(app->widget("next_note").center());
+  EXPECT_EQ(app->playhead_us(), times[1]);
+  click(app->widget("prev_note").center());
+  EXPECT_EQ(app->playhead_us(), times[0]);
+}
+
+TEST_F(GuiApp, NStepsThroughTheViolationsAndEThroughTheSelectedActorsEvents) {
+  open_and_run_to_end("ttl-double-holder");
+  app->seek(0);
+  frames(1);
+  const auto violations = by_start(app->model());
+  for (const ViolationRegion* v : violations) {
+    press(Key::n);
+    EXPECT_EQ(app->playhead_us(), v->from_us) << v->text;
+    EXPECT_EQ(app->view().selected_event, v->event) << v->text;
+  }
+  press(Key::n, true);  // Shift+N: back one
+  EXPECT_EQ(app->playhead_us(), violations[violations.size() - 2]->from_us);
+
+  // Select A's work, then E walks A's own events forward and Shift+E back.
+  const TraceEvent* work = event_of(app->trace(), "work", "A");
+  ASSERT_NE(work, nullptr);
+  const int64_t work_index = work - app->trace().events().data();
+  app->view().selected_event = work_index;
+  app->seek(work->time_us);
+  frames(1);
+  press(Key::e);
+  ASSERT_GT(app->view().selected_event, work_index);
+  const TraceEvent& next = app->trace().events()[size_t(app->view().selected_event)];
+  EXPECT_EQ(next.actor, "A");
+  EXPECT_EQ(app->playhead_us(), next.time_us);
+  for (int64_t i = work_index + 1; i < app->view().selected_event; i++)
+    EXPECT_NE(app->trace().events()[size_t(i)].actor, "A");
+  press(Key::e, true);
+  EXPECT_EQ(app->view().selected_event, work_index);
+}
+
+TEST_F(GuiApp, KeysAreNotCommandsWhileTypingInAField) {
+  open_and_run_to_end("ttl-double-holder");
+  app->seek(0);
+  WidgetRect path = app->widget("path");
+  ASSERT_TRUE(path.valid());
+  click(path.center());  // the file field takes the keyboard
+  press(Key::right);
+  press(Key::v);
+  EXPECT_EQ(app->playhead_us(), 0);
+  EXPECT_FALSE(app->reveal());
 }
 
 // Settings need no window.
