@@ -25,10 +25,11 @@ const Command kCommands[] = {
     {"", "  (no command)  the GUI on the default scenario, fake backend\n", false},
     {"gui",
      "  gui [SCENARIO|TRACE.json] [--backend B] [--seed N] [--set P=V]... [--variant N=V]...\n"
-     "      [--lang en|ru|cs] [--reveal]\n"
+     "      [--lang en|ru|cs] [--presenter] [--reveal]\n"
      "      [--screenshot FILE.png [--at-ms T] [--size WxH]]\n"
      "        the GUI; with --screenshot: render, write the PNG and exit. Only what has\n"
-     "        happened up to the playhead is shown until its end (--reveal: everything)\n",
+     "        happened up to the playhead is shown until its end (--reveal: everything);\n"
+     "        --presenter: the projector layout (P or F5 toggles it, H lists the keys)\n",
      false},
     {"repl",
      "  repl [--backend fake|redis://HOST:PORT] [--echo] [--reply-timeout-ms MS]\n"

@@ -98,6 +98,25 @@ std::string seconds_text(TimeUs t_us) {
   return buf;
 }
 
+const std::vector<std::pair<std::string, std::string>>& keys_help() {
+  static const std::vector<std::pair<std::string, std::string>> keys = {
+      {"Space", "play / pause"},
+      {"Right, Page Down", "next narration note"},
+      {"Left, Page Up", "previous narration note"},
+      {"Up / Down", "faster / slower"},
+      {"1 .. 9", "toggle the scenario's variants (the run is redone in place)"},
+      {"R", "restart from 0"},
+      {"V", "reveal everything: the future and the final verdicts"},
+      {"F", "show the future faint instead of hiding it"},
+      {"N / Shift+N", "next / previous violation"},
+      {"E / Shift+E", "next / previous event of the selected actor"},
+      {"P, F5", "presenter mode on / off"},
+      {"H, ?, F1", "this list"},
+      {"Esc", "close this list; leave presenter mode"},
+  };
+  return keys;
+}
+
 // ---- Settings -----------------------------------------------------------------------------
 
 std::string config_dir() {
@@ -787,6 +806,21 @@ void App::handle_keys() {
       case Key::e:
         step_actor_event(k.shift ? -1 : +1);
         break;
+      case Key::h:
+      case Key::question:
+      case Key::f1:
+        help_open_ = !help_open_;
+        break;
+      case Key::p:
+      case Key::f5:
+        presenter_ = !presenter_;
+        break;
+      case Key::escape:
+        if (help_open_)
+          help_open_ = false;
+        else
+          presenter_ = false;
+        break;
       case Key::digit1:
       case Key::digit2:
       case Key::digit3:
@@ -883,7 +917,7 @@ void App::save_settings_now() {
 // ---- The frame ----------------------------------------------------------------------------
 
 void App::frame(float dt_s) {
-  widgets_.clear();  // only what this frame draws can be clicked
+  widgets_.clear();  // only what this frame draws can be clicked (presenter mode hides panels)
   poll_worker();
   handle_keys();
   advance_playhead(dt_s);
@@ -898,6 +932,12 @@ void App::frame(float dt_s) {
   ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0);
   ImGui::Begin("redlab", nullptr, root_flags);
   ImGui::PopStyleVar();
+  if (presenter_) {
+    draw_presenter();
+    ImGui::End();
+    draw_help();
+    return;
+  }
 
   draw_top_bar();
   ImGui::Separator();
@@ -936,6 +976,7 @@ void App::frame(float dt_s) {
   draw_inspector({right_px, avail.y});
 
   ImGui::End();
+  draw_help();
 }
 
 bool App::splitter(const char* id, bool vertical, float* fraction, float total_px,

@@ -14,8 +14,9 @@
 //
 // Time as the class experiences it: until the playhead reaches the end (or V reveals it), the
 // timeline shows only what has happened and the verdicts read "so far" (verdicts()), so a
-// teacher can pause and ask what happens next. Steps go by meaning (notes, violations, the
-// selected actor's events), from buttons and keys.
+// teacher can pause and ask what happens next. Presenter mode (--presenter, P or F5) is the
+// same session laid out for a projector: the timeline alone in large type, the current note
+// as a caption, the verdicts so far, everything driven from the keyboard (keys_help()).
 //
 // Tests drive the app through Host::frame with a FrameInput (synthetic mouse and keys) and
 // read its state through the accessors at the end of App (playhead, view, errors, widget
@@ -101,14 +102,22 @@ enum class Key : uint8_t {
   digit9,
   r,
   v,
+  h,
+  question,  // '?' (Shift+/ on most layouts)
+  f1,
+  p,
+  f5,
   n,
   e,
   f,
+  escape,
 };
 struct KeyPress {
   Key key = Key::space;
   bool shift = false;
 };
+// The keys and what they do, as the help overlay lists them.
+const std::vector<std::pair<std::string, std::string>>& keys_help();
 
 struct ScenarioEntry {
   std::string id;
@@ -180,8 +189,12 @@ class App {
   bool everything_shown() const;
   void set_future_faint(bool faint) { future_faint_ = faint; }
   bool future_faint() const { return future_faint_; }
-  // The host hands over this frame's key presses.
+  void set_presenter(bool on) { presenter_ = on; }
+  bool presenter() const { return presenter_; }
+  bool help_open() const { return help_open_; }
+  // The host hands over this frame's key presses and the presenter's large font.
   void set_keys(std::vector<KeyPress> keys) { keys_ = std::move(keys); }
+  void set_large_font(ImFont* font) { large_font_ = font; }
 
   // Choices for the next run (validated against the scenario when it runs).
   std::map<std::string, std::string>& variant() { return variant_; }
@@ -244,6 +257,8 @@ class App {
     std::optional<bool> expected;    // final verdicts only
   };
   const std::vector<Verdict>& verdicts() const { return verdicts_; }
+  // Presenter mode: the note shown as the caption in the last frame ("" if none).
+  const std::string& caption() const { return caption_shown_; }
   // What the keyspace panel showed in the last frame: per server, its keys at the playhead
   // (empty and not observed for a real server).
   struct ServerKeys {
@@ -279,9 +294,12 @@ class App {
 
   // Panels (gui_panels.cpp).
   void draw_top_bar();
-  // The verdicts, each line (and each of its violations) a button that jumps there.
-  void draw_verdicts();
-  // The timeline view in the current window: the horizon and the row height.
+  void draw_presenter();
+  void draw_help();
+  // The verdicts, each line (and each of its violations) a button that jumps there; compact:
+  // the checks without a violation fold into one line (presenter mode).
+  void draw_verdicts(bool compact);
+  // The timeline view in the current window: the horizon, the row height, the scale.
   void draw_timeline_view(ImVec2 size);
   void draw_library(ImVec2 size);
   void draw_timeline(ImVec2 size);
@@ -322,8 +340,12 @@ class App {
   double playhead_carry_us_ = 0;  // sub-microsecond remainder of the playhead's motion
   bool reveal_ = false;
   bool future_faint_ = false;
+  bool presenter_ = false;
+  bool help_open_ = false;
   std::vector<KeyPress> keys_;  // this frame's
+  ImFont* large_font_ = nullptr;
   std::vector<Verdict> verdicts_;
+  std::string caption_shown_;
 
   std::unique_ptr<Worker> worker_;
   std::vector<std::unique_ptr<Worker>> retired_workers_;  // cancelled, joined at the end
@@ -359,6 +381,9 @@ struct HostOptions {
   std::string ini_path;  // imgui.ini; "" = none (tests, screenshots)
   bool vsync = true;
   float font_px = 17.0f;
+  // Presenter mode's type: 1080 px seen from the back of a room (or scaled to half) still
+  // reads at twice the desk size.
+  float large_font_px = 34.0f;
 };
 
 // Synthetic input for one frame (tests): replaces the real mouse and the frame time.
@@ -402,6 +427,7 @@ class Host {
   std::string screenshot_error_;
   std::vector<uint8_t> last_pixels_;
   bool font_loaded_ = false;
+  ImFont* large_font_ = nullptr;
 };
 
 // The projector-friendly light look.

@@ -38,7 +38,7 @@ const ImWchar kGlyphRanges[] = {
     0,
 };
 
-// GLFW's keys to the app's.
+// GLFW's keys to the app's. '?' is Shift+/ (on a US layout; H and F1 work on any).
 struct KeyMapping {
   int glfw_key;
   Key key;
@@ -63,9 +63,14 @@ const KeyMapping kKeyMap[] = {
     {GLFW_KEY_9, Key::digit9, false},
     {GLFW_KEY_R, Key::r, false},
     {GLFW_KEY_V, Key::v, false},
+    {GLFW_KEY_H, Key::h, false},
+    {GLFW_KEY_F1, Key::f1, false},
+    {GLFW_KEY_P, Key::p, false},
+    {GLFW_KEY_F5, Key::f5, false},
     {GLFW_KEY_N, Key::n, true},
     {GLFW_KEY_E, Key::e, true},
     {GLFW_KEY_F, Key::f, false},
+    {GLFW_KEY_ESCAPE, Key::escape, false},
 };
 
 // This frame's presses of the app's keys (ImGui 1.86 indexes KeysDown by GLFW's key codes).
@@ -75,6 +80,8 @@ std::vector<KeyPress> pressed_keys() {
   if (io.KeyCtrl || io.KeyAlt || io.KeySuper) return keys;  // not ours: Ctrl+R is not R
   for (const KeyMapping& m : kKeyMap)
     if (ImGui::IsKeyPressed(m.glfw_key, m.repeat)) keys.push_back({m.key, io.KeyShift});
+  if (io.KeyShift && ImGui::IsKeyPressed(GLFW_KEY_SLASH, false))
+    keys.push_back({Key::question, true});
   return keys;
 }
 
@@ -168,6 +175,18 @@ std::unique_ptr<Host> Host::open(const HostOptions& options, std::string* error)
     config.SizePixels = options.font_px;
     io.Fonts->AddFontDefault(&config);
   }
+  // The presenter's type, rasterised at its size (a scaled small font would be blurred).
+  if (host->font_loaded_) {
+    ImFontConfig config;
+    config.OversampleH = 2;
+    host->large_font_ =
+        io.Fonts->AddFontFromFileTTF(kFontPath, options.large_font_px, &config, kGlyphRanges);
+  }
+  if (!host->large_font_) {
+    ImFontConfig config;
+    config.SizePixels = options.large_font_px;
+    host->large_font_ = io.Fonts->AddFontDefault(&config);
+  }
   apply_light_style(options.font_px);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 130");
@@ -233,6 +252,7 @@ bool Host::frame(App& app, const FrameInput* input) {
   }
   ImGui::NewFrame();
   app.set_keys(input ? input->keys : pressed_keys());
+  app.set_large_font(large_font_);
   app.frame(io.DeltaTime);
   ImGui::Render();
 

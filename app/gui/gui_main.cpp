@@ -1,5 +1,6 @@
 // `redlab gui [SCENARIO|TRACE.json] [--screenshot FILE.png] [--at-ms T] [--size WxH]
-//             [--lang L] [--seed N] [--set P=V] [--variant N=V] [--backend B] [--reveal]`
+//             [--lang L] [--seed N] [--set P=V] [--variant N=V] [--backend B] [--presenter]
+//             [--reveal]`
 // Every option takes its value as the next argument or after '=' (`--at-ms=16000`), like
 // the other subcommands.
 //
@@ -41,6 +42,7 @@ struct GuiArgs {
   std::map<std::string, int64_t> set;
   std::map<std::string, std::string> variant;
   std::optional<std::string> backend;
+  bool presenter = false;
   bool reveal = false;
 };
 
@@ -108,9 +110,9 @@ GuiArgs parse_args(const std::vector<std::string>& args) {
       g.variant[k] = v;
     } else if (a == "--backend") {
       g.backend = value();
-    } else if (a == "--reveal") {
+    } else if (a == "--presenter" || a == "--reveal") {
       if (inline_value) throw BadInput{a + " takes no value"};
-      g.reveal = true;
+      (a == "--presenter" ? g.presenter : g.reveal) = true;
     } else if (a.rfind("-", 0) == 0) {
       throw BadInput{"unknown option " + a + " for 'gui' (see redlab --help)"};
     } else if (g.input.empty()) {
@@ -147,6 +149,7 @@ int gui_main_checked(const std::vector<std::string>& args) {
   gui::App app(options);
   if (g.lang) app.set_lang(*g.lang);
   if (g.backend) app.set_backend(*g.backend);
+  app.set_presenter(g.presenter);
   app.set_reveal(g.reveal);
 
   bool replay = false;

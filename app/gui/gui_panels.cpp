@@ -174,7 +174,7 @@ void App::draw_top_bar() {
 
   const char* reveal_label = reveal_ ? "Hide future" : "Reveal";
   flow(text_px(reveal_label) + frame_pad_px + ImGui::GetFrameHeight() + text_px("faint") +
-           2 * style.ItemSpacing.x,
+           text_px("Presenter") + frame_pad_px + 3 * style.ItemSpacing.x,
        gap_px);
   ImGui::BeginGroup();
   if (ImGui::Button(reveal_label)) reveal_ = !reveal_;
@@ -186,6 +186,10 @@ void App::draw_top_bar() {
   ImGui::Checkbox("faint", &future_faint_);
   record("future_faint");
   help_marker("Show the future faint instead of hiding it (F).");
+  ImGui::SameLine();
+  if (ImGui::Button("Presenter")) presenter_ = true;
+  record("presenter");
+  help_marker("Full-window timeline in large type, driven from the keyboard (P, F5; H: keys).");
   ImGui::EndGroup();
 
   const float speed_px = 150;
@@ -389,7 +393,14 @@ void App::draw_library(ImVec2 size) {
 // ---- Timeline -----------------------------------------------------------------------------
 
 void App::draw_timeline_view(ImVec2 size) {
+  // Marks, labels and the name column grow with the type (presenter mode's large font).
   const float font_px = ImGui::GetFontSize();
+  const ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+  const float base_px = atlas->Fonts.Size > 0 ? atlas->Fonts[0]->FontSize : font_px;
+  view_.scale = base_px > 0 ? font_px / base_px : 1.0f;
+  view_.label_width_px = 110 * view_.scale;
+  view_.ruler_height_px = 24 * view_.scale;
+  view_.show_legend = !presenter_;  // the fixed legend does not fit large type
   // The app's look is always light: lane names in near-black, not the view's neutral grey.
   view_.palette.label_text = IM_COL32(25, 25, 35, 255);
   // Rows grow to use the height when there are few of them (readable from the back of a
@@ -438,16 +449,21 @@ void App::draw_timeline(ImVec2 size) {
 
 // ---- Verdicts -----------------------------------------------------------------------------
 
-void App::draw_verdicts() {
+void App::draw_verdicts(bool compact) {
   // Again here: a panel drawn earlier in this frame may have replaced the run (the library,
   // a variant), and the verdicts point into its violations.
   update_verdicts();
   using S = Verdict::State;
   const auto& violations = model_.violations();
   const ImGuiStyle& style = ImGui::GetStyle();
+  std::vector<std::string> quiet;  // compact: the checks with nothing to look at
   for (const Verdict& v : verdicts_) {
     const bool unexpected =
         v.final && v.expected && v.state != S::not_judged && *v.expected != (v.state == S::holds);
+    if (compact && v.state != S::violated && !unexpected) {
+      quiet.push_back(v.check);
+      continue;
+    }
     const char* word = v.state == S::violated   ? "VIOLATED"
                        : v.state == S::holds    ? "holds"
                        : v.state == S::none_yet ? "so far"
@@ -509,6 +525,15 @@ void App::draw_verdicts() {
       ImGui::Unindent();
     }
   }
+  if (!quiet.empty()) {
+    std::string names;
+    for (auto& q : quiet) names += (names.empty() ? "" : ", ") + q;
+    const bool final = !verdicts_.empty() && verdicts_.front().final;
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(kMutedColour, "%s%s",
+                       final ? "no violation: " : "so far no violation: ", names.c_str());
+    ImGui::PopTextWrapPos();
+  }
   if (!verdicts_.empty() && verdicts_.front().final) {
     if (auto met = model_.index().expectation_met())
       ImGui::TextColored(*met ? kHoldsColour : kViolatedColour, "%s",
@@ -518,6 +543,116 @@ void App::draw_verdicts() {
     ImGui::TextColored(kMutedColour, "%s",
                        "so far: up to the playhead; the verdicts are final at the end (V reveals)");
   }
+}
+
+// ---- Presenter mode -----------------------------------------------------------------------
+
+void App::draw_presenter() {
+  if (large_font_) ImGui::PushFont(large_font_);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float right_x = ImGui::GetWindowContentRegionMax().x;
+
+  // Line 1: what is shown, and where the playhead is.
+  ImGui::TextUnformatted(scenario_ ? scenario_->title.get(lang_).c_str() : source_.c_str());
+  std::string state = std::string(playing_ ? "playing" : "paused") + "   " +
+                      seconds_text(view_.playhead_us) + " / " + seconds_text(model_.end_us());
+  char speed_text[32];
+  std::snprintf(speed_text, sizeof speed_text, "   %gx", double(speed_));
+  state += speed_text;
+  if (reveal_) state += "   revealed";
+  const float state_px = ImGui::CalcTextSize(state.c_str()).x;
+  ImGui::SameLine();
+  ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX() + style.ItemSpacing.x, right_x - state_px));
+  ImGui::TextColored(kMutedColour, "%s", state.c_str());
+
+  // Line 2: the variants with the digit that toggles each, and where the keys are.
+  std::string variants;
+  if (scenario_)
+    for (size_t i = 0; i < scenario_->variants.size() && i < 9; i++) {
+      const scenario::Variant& v = scenario_->variants[i];
+      std::string label = v.label.get(lang_);
+      if (label.empty()) label = v.name;
+      variants += (variants.empty() ? "" : "     ") + std::to_string(i + 1) + ": " + label + " = " +
+                  variant_[v.name];
+    }
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(kMutedColour, "%s%sH: keys", variants.c_str(),
+                     variants.empty() ? "" : "     ");
+  ImGui::PopTextWrapPos();
+  record("presenter_variants");
+
+  // The caption: the newest note at the playhead.
+  const Note* current = nullptr;
+  for (const Note& n : model_.notes())
+    if (n.time_us <= view_.playhead_us) current = &n;
+  std::string caption = current
+                            ? (current->actor.empty() ? "" : current->actor + ": ") + current->text
+                            : std::string("Space plays; Right goes to the next note.");
+  const float width_px = ImGui::GetContentRegionAvail().x;
+  const float caption_px = std::min(ImGui::CalcTextSize(caption.c_str(), nullptr, false,
+                                                        width_px - 4 * style.WindowPadding.x)
+                                        .y,
+                                    3 * ImGui::GetTextLineHeightWithSpacing()) +
+                           2 * style.WindowPadding.y + 4;
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(1.0f, 0.97f, 0.82f, 1));
+  ImGui::BeginChild("caption", {width_px, caption_px}, true, ImGuiWindowFlags_NoScrollbar);
+  record_window("caption");
+  ImGui::PushTextWrapPos(0);
+  if (current)
+    ImGui::TextUnformatted(caption.c_str());
+  else
+    ImGui::TextColored(kMutedColour, "%s", caption.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndChild();
+  ImGui::PopStyleColor();
+  caption_shown_ = current ? caption : "";
+
+  // The verdicts so far under the timeline, the timeline taking the rest.
+  size_t verdict_lines = 3;  // the line of quiet checks (it may wrap) and the "so far" line
+  for (const Verdict& v : verdicts_)
+    if (v.state == Verdict::State::violated) verdict_lines += v.violations.size() > 1 ? 2 : 1;
+  const float verdicts_px = std::min(
+      float(verdict_lines + 1) * ImGui::GetTextLineHeightWithSpacing() + 2 * style.WindowPadding.y,
+      ImGui::GetContentRegionAvail().y * 0.3f);
+  const float timeline_px =
+      std::max(100.0f, ImGui::GetContentRegionAvail().y - verdicts_px - style.ItemSpacing.y);
+  ImGui::BeginChild("timeline", {width_px, timeline_px}, true,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  record_window("timeline");
+  draw_timeline_view(ImVec2(0, 0));
+  ImGui::EndChild();
+  ImGui::BeginChild("verdicts", {width_px, 0}, true);
+  record_window("verdicts");
+  draw_verdicts(true);
+  ImGui::EndChild();
+  if (large_font_) ImGui::PopFont();
+}
+
+void App::draw_help() {
+  if (!help_open_) return;
+  if (presenter_ && large_font_) ImGui::PushFont(large_font_);
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos({vp->WorkPos.x + vp->WorkSize.x / 2, vp->WorkPos.y + vp->WorkSize.y / 2},
+                          ImGuiCond_Always, {0.5f, 0.5f});
+  ImGui::SetNextWindowBgAlpha(0.97f);
+  if (ImGui::Begin("Keys", &help_open_,
+                   ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse |
+                       ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove |
+                       ImGuiWindowFlags_NoScrollbar)) {
+    record_window("help");
+    if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+      for (const auto& [key, what] : keys_help()) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(key.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(what.c_str());
+      }
+      ImGui::EndTable();
+    }
+  }
+  ImGui::End();
+  if (presenter_ && large_font_) ImGui::PopFont();
 }
 
 // ---- Inspector ----------------------------------------------------------------------------
@@ -753,7 +888,7 @@ void App::draw_narration(ImVec2 size) {
     ImGui::PushTextWrapPos(0);
     // The verdicts first (so far, or final at the end): they must be visible at once.
     if (!verdicts_.empty()) {
-      draw_verdicts();
+      draw_verdicts(false);
       ImGui::Separator();
     }
     if (story_fits) ImGui::TextUnformatted(scenario_->story.get(lang_).c_str());

@@ -571,7 +571,7 @@ TEST_F(GuiApp, ClickingASpanSelectsItForTheInspector) {
   EXPECT_EQ(e.kind, "work");
 }
 
-// ---- The classroom: what has happened, and the moment of failure ----
+// ---- The classroom: what has happened, the moment of failure, presenter mode ----
 
 // The violations of the run, earliest start first.
 std::vector<const ViolationRegion*> by_start(const TimelineModel& model) {
@@ -768,6 +768,98 @@ TEST_F(GuiApp, NStepsThroughTheViolationsAndEThroughTheSelectedActorsEvents) {
   EXPECT_EQ(app->view().selected_event, work_index);
 }
 
+TEST_F(GuiApp, PresenterModeAndItsKeys) {
+  open_and_run_to_end("ttl-double-holder");
+  app->seek(0);
+  frames(1);
+  ASSERT_TRUE(app->widget("library").valid());
+  press(Key::p);
+  ASSERT_TRUE(app->presenter());
+  frames(1);
+  // The timeline takes the window; the side panels are gone; the type is large.
+  EXPECT_FALSE(app->widget("library").valid());
+  EXPECT_FALSE(app->widget("inspector").valid());
+  EXPECT_FALSE(app->widget("narration").valid());
+  WidgetRect timeline = app->widget("timeline");
+  ASSERT_TRUE(timeline.valid());
+  EXPECT_GT(timeline.max.x - timeline.min.x, 0.95f * host->framebuffer_width());
+  EXPECT_GT(timeline.max.y - timeline.min.y, 0.5f * host->framebuffer_height());
+  EXPECT_GE(app->view().scale, 1.8f);
+  EXPECT_TRUE(app->widget("caption").valid());
+  EXPECT_TRUE(app->widget("verdicts").valid());
+
+  // Space plays and pauses.
+  press(Key::space);
+  EXPECT_TRUE(app->playing());
+  press(Key::space);
+  EXPECT_FALSE(app->playing());
+  // Up and Down change the speed in steps.
+  const float speed = app->speed();
+  press(Key::up);
+  EXPECT_GT(app->speed(), speed);
+  press(Key::down);
+  EXPECT_FLOAT_EQ(app->speed(), speed);
+  // Right: the next note, shown as the caption; Left: back.
+  app->seek(0);
+  frames(1);
+  press(Key::right);
+  const Note* first_note = nullptr;
+  for (const Note& n : app->model().notes())
+    if (!first_note && n.time_us > 0) first_note = &n;
+  ASSERT_NE(first_note, nullptr);
+  EXPECT_EQ(app->playhead_us(), first_note->time_us);
+  EXPECT_NE(app->caption().find(first_note->text), std::string::npos) << app->caption();
+  press(Key::page_down);
+  EXPECT_GT(app->playhead_us(), first_note->time_us);
+  press(Key::page_up);
+  EXPECT_EQ(app->playhead_us(), first_note->time_us);
+  // 1 toggles the first variant (release: del -> lua) and the run is redone in place.
+  const scenario::Variant& release = app->scenario()->variants.at(0);
+  ASSERT_EQ(release.name, "release");
+  const std::string before = app->variant().at("release");
+  const TimeUs at_us = app->playhead_us();
+  press(Key::digit1);
+  EXPECT_NE(app->variant().at("release"), before);
+  EXPECT_EQ(app->trace().meta().at("variant.release"), app->variant().at("release"));
+  EXPECT_EQ(app->playhead_us(), at_us);
+  press(Key::digit1);
+  EXPECT_EQ(app->variant().at("release"), before);
+  // R restarts from 0, playing.
+  app->seek(5'000'000);
+  press(Key::r);
+  EXPECT_TRUE(app->playing());
+  EXPECT_LT(app->playhead_us(), 100'000);
+  press(Key::space);
+  // V reveals everything: the full verdicts.
+  press(Key::v);
+  EXPECT_TRUE(app->reveal());
+  ASSERT_FALSE(app->verdicts().empty());
+  EXPECT_TRUE(app->verdicts()[0].final);
+  press(Key::v);
+  EXPECT_FALSE(app->verdicts()[0].final);
+  // H (or ?) opens the list of keys, and closes it.
+  press(Key::h);
+  EXPECT_TRUE(app->help_open());
+  host->request_screenshot((out_dir() / "presenter-help.png").string());  // for a look
+  frames(1);
+  EXPECT_EQ(host->screenshot_error(), "");
+  EXPECT_TRUE(app->widget("help").valid());
+  press(Key::question, true);
+  EXPECT_FALSE(app->help_open());
+  frames(1);
+  EXPECT_FALSE(app->widget("help").valid());
+  // F5 leaves presenter mode (as P does), and the panels come back.
+  press(Key::f5);
+  EXPECT_FALSE(app->presenter());
+  frames(1);
+  EXPECT_TRUE(app->widget("library").valid());
+  EXPECT_FLOAT_EQ(app->view().scale, 1.0f);
+  press(Key::f5);
+  EXPECT_TRUE(app->presenter());
+  press(Key::escape);
+  EXPECT_FALSE(app->presenter());
+}
+
 TEST_F(GuiApp, KeysAreNotCommandsWhileTypingInAField) {
   open_and_run_to_end("ttl-double-holder");
   app->seek(0);
@@ -776,8 +868,10 @@ TEST_F(GuiApp, KeysAreNotCommandsWhileTypingInAField) {
   click(path.center());  // the file field takes the keyboard
   press(Key::right);
   press(Key::v);
+  press(Key::p);
   EXPECT_EQ(app->playhead_us(), 0);
   EXPECT_FALSE(app->reveal());
+  EXPECT_FALSE(app->presenter());
 }
 
 // Settings need no window.
@@ -832,6 +926,22 @@ TEST(GuiAppMain, ScreenshotFromTheCommandLine) {
   stbi_image_free(data);
   EXPECT_EQ(w, 1024);
   EXPECT_EQ(h, 640);
+}
+
+TEST(GuiAppMain, PresenterScreenshotFromTheCommandLine) {
+  ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
+  fs::path png = out_dir() / "presenter.png";
+  int status = app::gui_main({"ttl-double-holder", "--presenter", "--screenshot", png.string(),
+                              "--size", "1920x1080", "--at-ms", "12500"});
+  ASSERT_EQ(status, 0);
+  int w = 0, h = 0, channels = 0;
+  unsigned char* data = stbi_load(png.c_str(), &w, &h, &channels, 3);
+  ASSERT_NE(data, nullptr);
+  stbi_image_free(data);
+  EXPECT_EQ(w, 1920);
+  EXPECT_EQ(h, 1080);
+  EXPECT_EQ(app::gui_main({"ttl-double-holder", "--presenter=yes", "--screenshot", png.string()}),
+            2);
 }
 
 TEST(GuiAppMain, BadInputExitsTwoAndWritesNothing) {
