@@ -160,6 +160,28 @@ TEST(TimelineModel, TtlDoubleHolderHasTwoOverlappingHoldsAndTheViolation) {
   EXPECT_EQ(model.violations(), judged);
 }
 
+// Rows in the scenario's definition order, instances numbered 1..N in numeric order (not the
+// order of their first events, nor buyer10 before buyer2), then the servers.
+TEST(TimelineModel, ActorLanesComeInDefinitionOrderWithInstancesNumberedInOrder) {
+  auto actor_lanes = [](const TimelineModel& model) {
+    std::vector<std::string> names;
+    for (const Lane& l : model.lanes())
+      if (l.kind == LaneKind::actor) names.push_back(l.name);
+    return names;
+  };
+  scenario::RunResult storm = run("watch-retry-storm");
+  std::vector<std::string> buyers;
+  for (int i = 1; i <= 20; i++) buyers.push_back("buyer" + std::to_string(i));
+  EXPECT_EQ(actor_lanes(build(storm.trace)), buyers);
+
+  scenario::RunResult pool = run("pool-exhaustion");
+  std::vector<std::string> names = actor_lanes(build(pool.trace));
+  const std::vector<std::string> first = {"worker1", "worker2",  "worker3",  "worker4", "worker5",
+                                          "worker6", "handler1", "handler2", "handler3"};
+  ASSERT_GE(names.size(), first.size());
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + first.size()), first);
+}
+
 TEST(TimelineModel, WatchdogExtensionsPushTheKeysDeadline) {
   scenario::RunResult result = run("ttl-double-holder", {{"watchdog", "on"}, {"release", "lua"}});
   const auto& events = result.trace.events();
