@@ -400,7 +400,6 @@ void App::draw_timeline_view(ImVec2 size) {
   view_.scale = base_px > 0 ? font_px / base_px : 1.0f;
   view_.label_width_px = 110 * view_.scale;
   view_.ruler_height_px = 24 * view_.scale;
-  view_.show_legend = !presenter_;  // the fixed legend does not fit large type
   // The app's look is always light: lane names in near-black, not the view's neutral grey.
   view_.palette.label_text = IM_COL32(25, 25, 35, 255);
   // Rows grow to use the height when there are few of them (readable from the back of a

@@ -89,6 +89,64 @@ std::string elided(const std::string& text, float width_px) {
   return lo == 0 ? std::string() : text.substr(0, lo) + kEllipsis;
 }
 
+// What the legend can list, in its order; draw() notes which of them it drew.
+enum Shown : uint8_t {
+  kShownCommand,
+  kShownErrorReply,
+  kShownPoolWait,
+  kShownWork,
+  kShownSleep,
+  kShownHold,
+  kShownServed,
+  kShownPause,
+  kShownGap,
+  kShownMessage,
+  kShownError,
+  kShownAccept,
+  kShownReject,
+  kShownLost,
+  kShownExpired,
+  kShownFault,
+  kShownFolded,
+  kShownViolation,
+  kShownCount
+};
+const char* const kShownNames[kShownCount] = {
+    "command",  "error reply", "pool wait",    "work",    "sleep",  "lock held / key TTL",
+    "served",   "pause",       "disconnected", "message", "error",  "accepted",
+    "rejected", "lost",        "expired",      "fault",   "folded", "violation"};
+
+// A mark's shape (also its legend swatch): centre c, half-size s.
+void draw_mark_shape(ImDrawList* dl, ItemKind kind, ImVec2 c, float s, const TimelinePalette& p,
+                     float thick) {
+  switch (kind) {
+    case ItemKind::error:
+      dl->AddTriangleFilled(ImVec2(c.x, c.y - s * 1.15f), ImVec2(c.x - s, c.y + s * 0.85f),
+                            ImVec2(c.x + s, c.y + s * 0.85f), p.error);
+      break;
+    case ItemKind::accept:
+      dl->AddCircleFilled(c, s, p.accept);
+      break;
+    case ItemKind::reject:
+      dl->AddLine(ImVec2(c.x - s, c.y - s), ImVec2(c.x + s, c.y + s), p.reject, thick);
+      dl->AddLine(ImVec2(c.x - s, c.y + s), ImVec2(c.x + s, c.y - s), p.reject, thick);
+      break;
+    case ItemKind::lost:
+      dl->AddCircle(c, s, p.lost, 0, thick * 0.8f);
+      dl->AddLine(ImVec2(c.x - s * 0.7f, c.y + s * 0.7f), ImVec2(c.x + s * 0.7f, c.y - s * 0.7f),
+                  p.lost, thick * 0.8f);
+      break;
+    case ItemKind::expired:
+      dl->AddQuadFilled(ImVec2(c.x, c.y - s), ImVec2(c.x + s, c.y), ImVec2(c.x, c.y + s),
+                        ImVec2(c.x - s, c.y), p.expired);
+      break;
+    default:  // fault
+      dl->AddTriangleFilled(ImVec2(c.x - s, c.y - s * 0.85f), ImVec2(c.x + s, c.y - s * 0.85f),
+                            ImVec2(c.x, c.y + s * 1.15f), p.fault);
+      break;
+  }
+}
+
 constexpr float kLanePadPx = 3;
 constexpr float kRowHeightMinPx = 7;  // rows shrink to this before lanes are cut off
 constexpr int64_t kArrowsPerFrameMax = 5000;
@@ -238,7 +296,9 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   const double px_per_us = rec.px_per_us;
   const TimeUs end_us = model.end_us();
   const float line_h = ImGui::GetTextLineHeight();
-  const float legend_h = show_legend ? line_h + 6 : 0;
+  const float legend_line_h = line_h + 4;
+  const float legend_h = show_legend ? float(legend_lines_) * legend_line_h + 2 : 0;
+  bool shown[kShownCount] = {};
   const float lanes_y0 = origin.y + ruler_height_px;
   const float lanes_y1 = area_max.y - legend_h;
   auto xf = [&](TimeUs t) {
@@ -312,6 +372,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       float x0 = clamp_x(xf(band.from_us)),
             x1 = clamp_x(std::max(xf(band_to), xf(band.from_us) + 2));
       dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), palette.pause);
+      shown[kShownPause] = true;
       rec.items_drawn++;
       drawn_from(band.from_us);
       if (mouse_in_lanes && mouse.y >= top && mouse.y < bottom && mouse.x >= x0 && mouse.x <= x1)
@@ -335,6 +396,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       dl->AddRectFilled(ImVec2(x0, lane_y[li].first),
                         ImVec2(x1, std::min(lane_y[li].second, lanes_y1)), palette.violation);
     }
+    shown[kShownViolation] = true;
     dl->AddLine(ImVec2(x0, lanes_y0), ImVec2(x0, lanes_y1), palette.violation_border, 1.5f);
     dl->AddLine(ImVec2(x1, lanes_y0), ImVec2(x1, lanes_y1), palette.violation_border, 1.5f);
     rec.violations.push_back({ImVec2(x0, lanes_y0), ImVec2(x1, lanes_y1), v.text, v.check, v.event,
@@ -420,6 +482,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
               label(fx0, fx1, count_text, palette.item_text);
             }
             rec.folds_drawn++;
+            shown[kShownFolded] = true;
             rec.items_folded += count;
             drawn_from(items[j - 1].from_us);
             if (mouse_in_row && mouse.x >= fx0 - 1 && mouse.x <= fx1 + 1) {
@@ -437,29 +500,15 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         const bool selected = selected_event >= 0 && item.begin_event == selected_event;
         float hx0 = x0, hx1 = x1;  // hover box
         if (is_mark(item)) {
-          const float s = std::min(row_h * 0.4f, 6.0f * scale);
+          const float s = std::min(row_h * 0.42f, 6.5f * scale);
           const ImVec2 c(x0, ym);
-          switch (item.kind) {
-            case ItemKind::error:
-              dl->AddTriangleFilled(ImVec2(c.x, y0 + 1), ImVec2(c.x - s, y1), ImVec2(c.x + s, y1),
-                                    palette.error);
-              break;
-            case ItemKind::accept:
-              dl->AddCircleFilled(c, s, palette.accept);
-              break;
-            case ItemKind::reject:
-              dl->AddLine(ImVec2(c.x - s, c.y - s), ImVec2(c.x + s, c.y + s), palette.reject, 2.5f);
-              dl->AddLine(ImVec2(c.x - s, c.y + s), ImVec2(c.x + s, c.y - s), palette.reject, 2.5f);
-              break;
-            case ItemKind::expired:
-              dl->AddQuadFilled(ImVec2(c.x, c.y - s), ImVec2(c.x + s, c.y), ImVec2(c.x, c.y + s),
-                                ImVec2(c.x - s, c.y), palette.expired);
-              break;
-            default:  // fault
-              dl->AddTriangleFilled(ImVec2(c.x - s, y0 + 1), ImVec2(c.x + s, y0 + 1),
-                                    ImVec2(c.x, y1), palette.fault);
-              break;
-          }
+          draw_mark_shape(dl, item.kind, c, s, palette, 2.5f * scale);
+          shown[item.kind == ItemKind::error     ? kShownError
+                : item.kind == ItemKind::accept  ? kShownAccept
+                : item.kind == ItemKind::reject  ? kShownReject
+                : item.kind == ItemKind::lost    ? kShownLost
+                : item.kind == ItemKind::expired ? kShownExpired
+                                                 : kShownFault] = true;
           if ((item.kind == ItemKind::accept || item.kind == ItemKind::reject) &&
               item.begin_event >= 0 && static_cast<size_t>(item.begin_event) < trace.size()) {
             // The fence is the point of the lane.
@@ -485,11 +534,13 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
           switch (item.kind) {
             case ItemKind::command:
               colour = (item.flags & kItemErrorReply) ? palette.command_error : palette.command;
+              shown[(item.flags & kItemErrorReply) ? kShownErrorReply : kShownCommand] = true;
               if (sx1 - sx0 >= kLabelMinWidthPx && item.begin_event >= 0)
                 text = event_summary(trace.events()[item.begin_event]);
               break;
             case ItemKind::served:
               colour = (item.flags & kItemErrorReply) ? palette.command_error : palette.served;
+              shown[(item.flags & kItemErrorReply) ? kShownErrorReply : kShownServed] = true;
               if (sx1 - sx0 >= kLabelMinWidthPx && item.begin_event >= 0) {
                 const TraceEvent& begin = trace.events()[item.begin_event];
                 text = (item.flags & kItemSeenByClients) ? event_summary(begin)
@@ -498,6 +549,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
               break;
             case ItemKind::pool_wait:
               colour = palette.pool_wait;
+              shown[kShownPoolWait] = true;
               top = y0 + row_h * 0.25f;
               bottom = y1 - row_h * 0.25f;
               if (sx1 - sx0 >= kLabelMinWidthPx) text = "pool wait";
@@ -505,6 +557,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
             case ItemKind::work:
             case ItemKind::sleep:
               colour = item.kind == ItemKind::work ? palette.work : palette.sleep;
+              shown[item.kind == ItemKind::work ? kShownWork : kShownSleep] = true;
               if (sx1 - sx0 >= kLabelMinWidthPx)
                 // Its planned running time (a pause of the host makes the bar longer).
                 text = std::string(item.kind == ItemKind::work ? "work " : "sleep ") +
@@ -515,11 +568,13 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
               break;
             case ItemKind::gap:
               colour = palette.gap;
+              shown[kShownGap] = true;
               if (sx1 - sx0 >= kLabelMinWidthPx) text = "disconnected";
               break;
             case ItemKind::hold:
             case ItemKind::ttl:
               colour = palette.locks[std::max(item.group, 0) % 6];
+              shown[kShownHold] = true;
               break;
             default:
               break;
@@ -613,10 +668,10 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       drawn_from(arrow.from_us);
       ImU32 colour = arrow.lost ? palette.arrow_lost : palette.arrow;
       dl->AddLine(ImVec2(fx, fy), ImVec2(tx, ty), colour, arrow.lost ? 1.5f : 1.0f);
+      shown[arrow.lost ? kShownLost : kShownMessage] = true;
       if (arrow.lost) {
         const float s = std::min(row_h * 0.45f, 7.0f * scale);
-        dl->AddLine(ImVec2(tx - s, ty - s), ImVec2(tx + s, ty + s), palette.lost, 3);
-        dl->AddLine(ImVec2(tx - s, ty + s), ImVec2(tx + s, ty - s), palette.lost, 3);
+        draw_mark_shape(dl, ItemKind::lost, ImVec2(tx, ty), s, palette, 3 * scale);
         rec.lost_drawn++;
         if (mouse_in_lanes && std::fabs(mouse.x - tx) <= s && std::fabs(mouse.y - ty) <= s) {
           hover_item = nullptr;
@@ -798,29 +853,69 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
                           ImVec2(x, origin.y + 8 * scale), palette.playhead);
   }
 
-  // ---- Legend ----
+  // ---- Legend: what this frame drew, with its shapes, wrapped onto as many lines as needed ----
+  rec.legend.clear();
   if (show_legend) {
-    struct Entry {
-      const char* name;
-      ImU32 colour;
-    };
-    const Entry entries[] = {
-        {"command", palette.command},     {"error reply", palette.command_error},
-        {"pool wait", palette.pool_wait}, {"work", palette.work},
-        {"sleep", palette.sleep},         {"lock held / key TTL", palette.locks[0]},
-        {"served", palette.served},       {"pause", with_alpha(palette.pause, 160)},
-        {"disconnected", palette.gap},    {"error", palette.error},
-        {"accepted", palette.accept},     {"rejected/lost", palette.reject},
-        {"expired", palette.expired},     {"fault", palette.fault},
-        {"folded", palette.fold},         {"violation", palette.violation_border}};
-    float x = origin.x + 4, y = lanes_y1 + 3;
-    for (const Entry& entry : entries) {
-      float w = ImGui::CalcTextSize(entry.name).x;
-      if (x + 14 + w > area_max.x) break;
-      dl->AddRectFilled(ImVec2(x, y + 2), ImVec2(x + 10, y + line_h - 2), entry.colour);
-      dl->AddText(ImVec2(x + 13, y), palette.label_text, entry.name);
-      x += 13 + w + 12;
+    const float swatch_px = std::max(line_h * 0.8f, 10.0f);
+    const float gap_px = 12 * scale;
+    float x = origin.x + 4, y = lanes_y1 + 2;
+    int lines = 1;
+    for (int k = 0; k < kShownCount; k++) {
+      if (!shown[k]) continue;
+      const char* name = kShownNames[k];
+      const float w = swatch_px + 4 + ImGui::CalcTextSize(name).x;
+      if (x + w > area_max.x - 4 && x > origin.x + 4) {  // wrap, never cut
+        x = origin.x + 4;
+        y += legend_line_h;
+        lines++;
+      }
+      const ImVec2 c(x + swatch_px / 2, y + line_h / 2);
+      const float h = swatch_px / 2;
+      switch (k) {
+        case kShownError:
+          draw_mark_shape(dl, ItemKind::error, c, h * 0.9f, palette, 2.5f * scale);
+          break;
+        case kShownAccept:
+          draw_mark_shape(dl, ItemKind::accept, c, h * 0.8f, palette, 2.5f * scale);
+          break;
+        case kShownReject:
+          draw_mark_shape(dl, ItemKind::reject, c, h * 0.8f, palette, 2.5f * scale);
+          break;
+        case kShownLost:
+          draw_mark_shape(dl, ItemKind::lost, c, h * 0.85f, palette, 2.5f * scale);
+          break;
+        case kShownExpired:
+          draw_mark_shape(dl, ItemKind::expired, c, h * 0.9f, palette, 2.5f * scale);
+          break;
+        case kShownFault:
+          draw_mark_shape(dl, ItemKind::fault, c, h * 0.9f, palette, 2.5f * scale);
+          break;
+        case kShownMessage:
+          dl->AddLine(ImVec2(c.x - h, c.y), ImVec2(c.x + h, c.y), palette.arrow, 1.5f * scale);
+          dl->AddTriangleFilled(ImVec2(c.x + h, c.y), ImVec2(c.x + h - 5 * scale, c.y - 3 * scale),
+                                ImVec2(c.x + h - 5 * scale, c.y + 3 * scale), palette.arrow);
+          break;
+        case kShownViolation:  // the marker's red label with its span's bar
+          dl->AddRectFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h),
+                            palette.violation_border, 2 * scale);
+          break;
+        default: {  // a span: a bar in its colour
+          const ImU32 colours[] = {palette.command,   palette.command_error,
+                                   palette.pool_wait, palette.work,
+                                   palette.sleep,     palette.locks[0],
+                                   palette.served,    with_alpha(palette.pause, 160),
+                                   palette.gap};
+          const ImU32 colour = k == kShownFolded ? palette.fold : colours[std::min(k, 8)];
+          dl->AddRectFilled(ImVec2(c.x - h, c.y - h * 0.6f), ImVec2(c.x + h, c.y + h * 0.6f),
+                            colour);
+          break;
+        }
+      }
+      dl->AddText(ImVec2(x + swatch_px + 4, y), palette.label_text, name);
+      rec.legend.push_back({name, ImVec2(x, y), ImVec2(x + w, y + line_h)});
+      x += w + gap_px;
     }
+    legend_lines_ = lines;
   }
   dl->PopClipRect();
 

@@ -27,7 +27,9 @@ namespace redlab::gui {
 
 // Colours of the timeline. The defaults are mid-saturation fills with dark text on them, so
 // they read on ImGui's dark and light styles alike; the app shell may replace them (e.g. a
-// projector theme).
+// projector theme). The marks that say something went wrong differ in hue (Okabe-Ito's
+// colour-blind-safe vermillion, purple and blue, and red for a violation) and in shape too:
+// error a triangle, rejected a cross, lost a slashed circle, violation a labelled bar.
 struct TimelinePalette {
   ImU32 background = IM_COL32(128, 128, 128, 24);
   ImU32 lane_alternate = IM_COL32(128, 128, 128, 18);
@@ -44,15 +46,15 @@ struct TimelinePalette {
   ImU32 sleep = IM_COL32(160, 160, 200, 255);
   ImU32 pause = IM_COL32(150, 90, 200, 70);  // a band behind the whole lane
   ImU32 gap = IM_COL32(200, 80, 80, 90);
-  ImU32 error = IM_COL32(220, 40, 40, 255);
-  ImU32 accept = IM_COL32(40, 170, 80, 255);
-  ImU32 reject = IM_COL32(220, 40, 40, 255);
-  ImU32 lost = IM_COL32(220, 40, 40, 255);
+  ImU32 error = IM_COL32(213, 94, 0, 255);     // vermillion, a triangle
+  ImU32 accept = IM_COL32(0, 158, 115, 255);   // bluish green, a disc
+  ImU32 reject = IM_COL32(170, 51, 119, 255);  // purple, a cross
+  ImU32 lost = IM_COL32(0, 114, 178, 255);     // blue, a slashed circle
   ImU32 expired = IM_COL32(240, 140, 0, 255);
   ImU32 fault = IM_COL32(150, 90, 200, 255);
   ImU32 fold = IM_COL32(128, 128, 128, 200);
   ImU32 arrow = IM_COL32(60, 130, 200, 220);
-  ImU32 arrow_lost = IM_COL32(220, 40, 40, 220);
+  ImU32 arrow_lost = IM_COL32(0, 114, 178, 220);
   ImU32 violation = IM_COL32(255, 40, 40, 45);
   ImU32 violation_border = IM_COL32(255, 40, 40, 200);
   ImU32 playhead = IM_COL32(255, 120, 0, 255);
@@ -104,6 +106,12 @@ struct DrawRecord {
     ImVec2 min, max;
   };
   std::vector<LaneRect> lanes;
+  // The legend: only what this frame drew, each with its colour and shape, wrapped.
+  struct LegendEntry {
+    std::string name;
+    ImVec2 min, max;
+  };
+  std::vector<LegendEntry> legend;
   ImVec2 ruler_min, ruler_max;
   ImVec2 area_min, area_max;  // the whole timeline
   // The time->x mapping: x = x0 + (t - from_us) * px_per_us.
@@ -154,6 +162,7 @@ struct TimelineView {
  private:
   void clamp_range(const TimelineModel& model);
   void handle_input(const TimelineModel& model, bool hovered, bool active);
+  int legend_lines_ = 1;     // the last frame's, for the room below the lanes
   bool scrubbing_ = false;   // the current drag started in the ruler
   bool panned_ = false;      // the current press moved the view: not a click
   float plot_width_px_ = 0;  // for zoom before the first draw

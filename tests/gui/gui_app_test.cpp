@@ -860,6 +860,33 @@ TEST_F(GuiApp, PresenterModeAndItsKeys) {
   EXPECT_FALSE(app->presenter());
 }
 
+// The legend lists what is on screen (so far), with the shapes.
+TEST_F(GuiApp, LegendListsOnlyWhatIsDrawn) {
+  auto legend = [&] {
+    std::set<std::string> names;
+    for (auto& e : app->view().last_draw.legend) names.insert(e.name);
+    return names;
+  };
+  open_and_run_to_end("ttl-double-holder");
+  app->seek(1'000'000);
+  frames(2);
+  EXPECT_FALSE(legend().count("violation")) << "the legend tells of a violation to come";
+  app->seek(app->model().end_us());
+  frames(2);
+  std::set<std::string> at_end = legend();
+  EXPECT_TRUE(at_end.count("violation"));
+  EXPECT_TRUE(at_end.count("lock held / key TTL"));
+  EXPECT_FALSE(at_end.count("lost"));      // no pub/sub here
+  EXPECT_FALSE(at_end.count("accepted"));  // no protected resource
+  open_and_run_to_end("pubsub-reconnect-loss");
+  EXPECT_TRUE(legend().count("lost"));
+  EXPECT_TRUE(legend().count("message"));
+  // Error, rejected, lost and violation: four colours.
+  const TimelinePalette& p = app->view().palette;
+  std::set<ImU32> colours = {p.error, p.reject, p.lost, p.violation_border};
+  EXPECT_EQ(colours.size(), 4u);
+}
+
 TEST_F(GuiApp, KeysAreNotCommandsWhileTypingInAField) {
   open_and_run_to_end("ttl-double-holder");
   app->seek(0);

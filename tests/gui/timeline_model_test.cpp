@@ -692,6 +692,33 @@ TEST(TimelineView, DrawsTheViolationRegionWhereItsTimesAre) {
   EXPECT_TRUE(view.last_draw.violations.empty());
 }
 
+TEST(TimelineView, TheLegendWrapsInsteadOfCuttingEntriesOff) {
+  scenario::RunResult result = run("pubsub-reconnect-loss");
+  TimelineModel model = build(result.trace);
+  for (float width : {1400.0f, 420.0f}) {
+    SCOPED_TRACE(width);
+    Headless imgui(width, 500);
+    TimelineView view;
+    view.fit(model);
+    for (int i = 0; i < 2; i++)  // the second frame has the room the first one measured
+      imgui.frame([&] { view.draw(model, result.trace, ImVec2(0, 0)); });
+    const DrawRecord& d = view.last_draw;
+    ASSERT_GE(d.legend.size(), 5u);
+    std::set<float> lines;
+    for (const auto& e : d.legend) {
+      EXPECT_LE(e.max.x, d.area_max.x) << e.name;
+      EXPECT_LE(e.max.y, d.area_max.y) << e.name;
+      EXPECT_GE(e.min.y, d.lanes.back().max.y - 1) << e.name << " is over the lanes";
+      lines.insert(e.min.y);
+    }
+    if (width < 500) {
+      EXPECT_GT(lines.size(), 1u);
+    } else {
+      EXPECT_EQ(lines.size(), 1u);
+    }
+  }
+}
+
 TEST(TimelineView, WheelZoomKeepsTheTimeUnderTheMouse) {
   scenario::RunResult result = run("ttl-double-holder");
   TimelineModel model = build(result.trace);
