@@ -108,6 +108,7 @@ const std::vector<std::pair<std::string, std::string>>& keys_help() {
       {"R", "restart from 0"},
       {"V", "reveal everything: the future and the final verdicts"},
       {"F", "show the future faint instead of hiding it"},
+      {"S", "stop at each narration note while playing (on / off)"},
       {"N / Shift+N", "next / previous violation"},
       {"E / Shift+E", "next / previous event of the selected actor"},
       {"P, F5", "presenter mode on / off"},
@@ -800,6 +801,9 @@ void App::handle_keys() {
       case Key::f:
         future_faint_ = !future_faint_;
         break;
+      case Key::s:
+        stop_at_notes_ = !stop_at_notes_;
+        break;
       case Key::n:
         step_violation(k.shift ? -1 : +1);
         break;
@@ -842,6 +846,16 @@ void App::advance_playhead(float dt_s) {
   TimeUs whole_us = TimeUs(delta_us);
   playhead_carry_us_ = delta_us - double(whole_us);
   TimeUs t = view_.playhead_us + whole_us;
+  if (stop_at_notes_) {
+    // The first note this step would pass: the playhead stops on it, so the class reads it.
+    for (const Note& n : model_.notes())
+      if (n.time_us > view_.playhead_us && n.time_us <= t) {
+        t = n.time_us;
+        playing_ = false;
+        playhead_carry_us_ = 0;
+        break;
+      }
+  }
   if (t >= model_.end_us()) {
     t = model_.end_us();
     if (!running()) playing_ = false;  // a live run keeps playing while it grows

@@ -110,6 +110,7 @@ enum class Key : uint8_t {
   n,
   e,
   f,
+  s,
   escape,
 };
 struct KeyPress {
@@ -189,6 +190,9 @@ class App {
   bool everything_shown() const;
   void set_future_faint(bool faint) { future_faint_ = faint; }
   bool future_faint() const { return future_faint_; }
+  // Playing stops at each narration note it reaches (Space goes on).
+  void set_stop_at_notes(bool stop) { stop_at_notes_ = stop; }
+  bool stop_at_notes() const { return stop_at_notes_; }
   void set_presenter(bool on) { presenter_ = on; }
   bool presenter() const { return presenter_; }
   bool help_open() const { return help_open_; }
@@ -340,6 +344,7 @@ class App {
   double playhead_carry_us_ = 0;  // sub-microsecond remainder of the playhead's motion
   bool reveal_ = false;
   bool future_faint_ = false;
+  bool stop_at_notes_ = false;
   bool presenter_ = false;
   bool help_open_ = false;
   std::vector<KeyPress> keys_;  // this frame's

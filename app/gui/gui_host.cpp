@@ -70,6 +70,7 @@ const KeyMapping kKeyMap[] = {
     {GLFW_KEY_N, Key::n, true},
     {GLFW_KEY_E, Key::e, true},
     {GLFW_KEY_F, Key::f, false},
+    {GLFW_KEY_S, Key::s, false},
     {GLFW_KEY_ESCAPE, Key::escape, false},
 };
 

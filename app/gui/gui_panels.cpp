@@ -173,8 +173,8 @@ void App::draw_top_bar() {
   ImGui::EndGroup();
 
   const char* reveal_label = reveal_ ? "Hide future" : "Reveal";
-  flow(text_px(reveal_label) + frame_pad_px + ImGui::GetFrameHeight() + text_px("faint") +
-           text_px("Presenter") + frame_pad_px + 3 * style.ItemSpacing.x,
+  flow(text_px(reveal_label) + frame_pad_px + 2 * ImGui::GetFrameHeight() + text_px("faint") +
+           text_px("stop at notes") + text_px("Presenter") + frame_pad_px + 4 * style.ItemSpacing.x,
        gap_px);
   ImGui::BeginGroup();
   if (ImGui::Button(reveal_label)) reveal_ = !reveal_;
@@ -186,6 +186,10 @@ void App::draw_top_bar() {
   ImGui::Checkbox("faint", &future_faint_);
   record("future_faint");
   help_marker("Show the future faint instead of hiding it (F).");
+  ImGui::SameLine();
+  ImGui::Checkbox("stop at notes", &stop_at_notes_);
+  record("stop_at_notes");
+  help_marker("Playing stops at each narration note, for the class to read it (S).");
   ImGui::SameLine();
   if (ImGui::Button("Presenter")) presenter_ = true;
   record("presenter");
@@ -559,6 +563,7 @@ void App::draw_presenter() {
   std::snprintf(speed_text, sizeof speed_text, "   %gx", double(speed_));
   state += speed_text;
   if (reveal_) state += "   revealed";
+  if (stop_at_notes_) state += "   stops at notes";
   const float state_px = ImGui::CalcTextSize(state.c_str()).x;
   ImGui::SameLine();
   ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX() + style.ItemSpacing.x, right_x - state_px));

@@ -813,6 +813,22 @@ TEST_F(GuiApp, PresenterModeAndItsKeys) {
   EXPECT_GT(app->playhead_us(), first_note->time_us);
   press(Key::page_up);
   EXPECT_EQ(app->playhead_us(), first_note->time_us);
+  // S: playing stops at each note it reaches; S again plays through.
+  app->seek(0);
+  press(Key::s);
+  ASSERT_TRUE(app->stop_at_notes());
+  press(Key::space);
+  frames(20, {-1, -1}, false, 0.5f);  // 10 s of play: it stops at the first note
+  EXPECT_FALSE(app->playing());
+  EXPECT_EQ(app->playhead_us(), first_note->time_us);
+  press(Key::space);
+  frames(20, {-1, -1}, false, 0.5f);
+  EXPECT_FALSE(app->playing());
+  EXPECT_GT(app->playhead_us(), first_note->time_us);
+  EXPECT_TRUE(std::any_of(app->model().notes().begin(), app->model().notes().end(),
+                          [&](const Note& n) { return n.time_us == app->playhead_us(); }));
+  press(Key::s);
+  EXPECT_FALSE(app->stop_at_notes());
   // 1 toggles the first variant (release: del -> lua) and the run is redone in place.
   const scenario::Variant& release = app->scenario()->variants.at(0);
   ASSERT_EQ(release.name, "release");
