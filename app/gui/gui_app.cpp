@@ -757,7 +757,7 @@ void App::update_verdicts() {
       // The moment it began; the check's summary (written at the end) would tell the future.
       const ViolationRegion& first = violations[v.violations.front()];
       v.state = Verdict::State::violated;
-      v.text = "at " + seconds_text(first.from_us) + ": " + first.text;
+      v.text = "at " + seconds_text(first.from_us) + ": " + first.text_at(at_us);
     } else {
       v.state = Verdict::State::none_yet;
       v.text = "no violation yet";

@@ -490,7 +490,10 @@ void App::draw_verdicts(bool compact) {
         jump_to_violation(v.violations.front());
       record("verdict:" + v.check);
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s: go to %s", violations[v.violations.front()].text.c_str(),
+        ImGui::SetTooltip("%s: go to %s",
+                          violations[v.violations.front()]
+                              .text_at(v.final ? kTimeNeverUs : view_.playhead_us)
+                              .c_str(),
                           seconds_text(violations[v.violations.front()].from_us).c_str());
       ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at,
                                           ImGui::GetColorU32(ImGuiCol_Text), line.c_str(), nullptr,

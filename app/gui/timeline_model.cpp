@@ -37,6 +37,15 @@
 
 namespace redlab::gui {
 
+std::string ViolationRegion::text_at(TimeUs horizon_us) const {
+  if (to_us <= horizon_us) return text;
+  std::string names;
+  for (size_t i = 0; i < who.size(); i++)
+    names += (i == 0 ? "" : i + 1 == who.size() ? " and " : ", ") + who[i];
+  return check + " violated" + (names.empty() ? "" : " by " + names) + " since " +
+         scenario::format_time(from_us) + ", not over yet";
+}
+
 const char* item_kind_name(ItemKind kind) {
   switch (kind) {
     case ItemKind::command:
@@ -135,7 +144,8 @@ namespace {
   X(busy_reply)                                                                                    \
   X(client_cut)                                                                                    \
   X(clock_jump)                                                                                    \
-  X(command) X(conn_close) X(consume_error) X(dial) X(dial_failed) X(dial_timeout) X(eof) X(fault) \
+  X(command)                                                                                       \
+  X(conn_close) X(consume_error) X(dial) X(dial_failed) X(dial_timeout) X(eof) X(fault)            \
       X(hold_end) X(key_del) X(key_expired) X(key_set) X(lock_acquired) X(lock_extend_failed)      \
           X(lock_extended) X(lock_gave_up) X(lock_lost) X(lock_release_failed) X(narration)        \
               X(net_buffer_lost) X(net_disconnect) X(net_drop) X(net_refused) X(net_server_close)  \

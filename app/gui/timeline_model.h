@@ -137,6 +137,10 @@ struct ViolationRegion {  // one violation event
   std::string check;             // the check's name
   int64_t event = -1;            // the violation event (written at the end of the run)
   bool operator==(const ViolationRegion&) const = default;
+  // The words to show with the playhead at horizon_us: its text once it is over; while it is
+  // still going, only what has happened ("... since 12.0 s, not over yet"), because the text
+  // names its end ("from 12.0 s to 15.0 s") and that would tell the class the future.
+  std::string text_at(TimeUs horizon_us) const;
 };
 
 struct Note {  // narration and actor notes, with their times

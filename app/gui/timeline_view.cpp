@@ -313,6 +313,9 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   const float horizon_x =
       limited ? std::clamp(xf(std::clamp(horizon_us, from_us, to_us)), plot_x0, plot_x1) : plot_x1;
   auto is_future = [&](TimeUs t) { return limited && t > horizon_us; };
+  // A violation's words as of the horizon (ViolationRegion::text_at): its end is not told
+  // while it is hidden.
+  const TimeUs words_at_us = hide_future ? horizon_us : kTimeNeverUs;
 
   dl->PushClipRect(origin, area_max, true);
   dl->AddRectFilled(origin, area_max, palette.background);
@@ -740,7 +743,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
             break;
           }
         }
-        std::string label = room ? elided(v.text, room_x - start_x - 2 * pad_px) : "";
+        std::string label =
+            room ? elided(v.text_at(words_at_us), room_x - start_x - 2 * pad_px) : "";
         if (room && label.empty()) label = "!";
         const float w = ImGui::CalcTextSize(label.c_str()).x + 2 * pad_px;
         ImVec2 a(start_x, top), b(start_x + w, top + label_h);
@@ -980,9 +984,12 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         if (hover_item || (!hover_marker && hovered_event >= 0)) ImGui::Separator();
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette.violation_border), "%s violated",
                            hover_region->check.c_str());
-        ImGui::TextUnformatted(hover_region->text.c_str());
-        ImGui::Text("from %s to %s", time_text(hover_region->from_us).c_str(),
-                    time_text(hover_region->to_us).c_str());
+        ImGui::TextUnformatted(hover_region->text_at(words_at_us).c_str());
+        if (hover_region->to_us <= words_at_us)
+          ImGui::Text("from %s to %s", time_text(hover_region->from_us).c_str(),
+                      time_text(hover_region->to_us).c_str());
+        else
+          ImGui::Text("from %s", time_text(hover_region->from_us).c_str());
       }
       if (hover_note) {
         ImGui::Text("%s %s", time_text(hover_note->time_us).c_str(), hover_note->text.c_str());

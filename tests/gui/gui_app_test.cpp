@@ -632,7 +632,7 @@ TEST_F(GuiApp, NoViolationBeforeItsMomentInEveryCoreScenarioThenItIsDrawnAndRepo
     EXPECT_EQ(v->state, App::Verdict::State::violated);
     EXPECT_FALSE(v->final);
     EXPECT_NE(v->text.find(seconds_text(first.from_us)), std::string::npos) << v->text;
-    EXPECT_NE(v->text.find(first.text), std::string::npos) << v->text;
+    EXPECT_NE(v->text.find(first.text_at(app->playhead_us())), std::string::npos) << v->text;
 
     // At the end, the full verdicts: the trace's own.
     app->seek(app->model().end_us());
@@ -646,6 +646,38 @@ TEST_F(GuiApp, NoViolationBeforeItsMomentInEveryCoreScenarioThenItIsDrawnAndRepo
       EXPECT_EQ(f.state == App::Verdict::State::violated, c.judged && !c.ok) << c.name;
     }
   }
+}
+
+// A violation's text names its end ("... from 10.0 s to 12.0 s"): while it is still going, the
+// verdict, the label and the tooltip say only what has happened.
+TEST_F(GuiApp, AViolationStillGoingDoesNotTellItsEnd) {
+  open_and_run_to_end("ttl-double-holder");
+  const ViolationRegion& first = *by_start(app->model()).front();  // A and B, 10.08 .. 12.0 s
+  ASSERT_GT(first.to_us, first.from_us + 1);
+  ASSERT_NE(first.text.find(" to "), std::string::npos) << first.text;
+
+  app->seek((first.from_us + first.to_us) / 2);
+  frames(2);
+  const App::Verdict* v = verdict_of(*app, first.check);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->state, App::Verdict::State::violated);
+  EXPECT_EQ(v->text.find(first.text), std::string::npos) << v->text;
+  EXPECT_NE(v->text.find("not over yet"), std::string::npos) << v->text;
+  EXPECT_NE(v->text.find(first.check), std::string::npos) << v->text;
+  for (const std::string& who : first.who) EXPECT_NE(v->text.find(who), std::string::npos);
+  const DrawRecord& d = app->view().last_draw;
+  ASSERT_FALSE(d.markers.empty());
+  for (const DrawRecord::Marker& m : d.markers)
+    if (m.event == first.event) {
+      EXPECT_EQ(m.label.find(" to "), std::string::npos) << m.label;
+    }
+
+  // Once it is over, its own words.
+  app->seek(first.to_us);
+  frames(2);
+  EXPECT_NE(verdict_of(*app, first.check)->text.find(first.text), std::string::npos);
+  // Faint or revealed, the future is on screen anyway: the full words.
+  EXPECT_EQ(first.text_at(kTimeNeverUs), first.text);
 }
 
 TEST_F(GuiApp, TheFutureIsHiddenShownFaintOrRevealed) {
