@@ -183,8 +183,12 @@ void BM_BuildIndex1M(benchmark::State& state) {
 }
 BENCHMARK(BM_BuildIndex1M)->Unit(benchmark::kMillisecond)->Iterations(1);
 
-// (b) One frame at 1920x1080, headless: NewFrame, a full-window timeline, Render.
-void frame_bench(benchmark::State& state, bool zoomed) {
+// (b) One frame at 1920x1080, headless: NewFrame, a full-window timeline, Render. Whole trace
+// or zoomed, everything shown; then as a class sees it (the future after the playhead hidden),
+// and that in presenter mode's large type (marks and text twice the size).
+enum class Frame { whole, zoomed, so_far, presenter };
+void frame_bench(benchmark::State& state, Frame mode) {
+  const bool zoomed = mode == Frame::zoomed;
   static const Trace trace = *trace_from_json(big_json());
   static const gui::TimelineModel model = [] {
     gui::TimelineModel m;
@@ -210,6 +214,11 @@ void frame_bench(benchmark::State& state, bool zoomed) {
     view.view_to_us = mid_us + 10 * kUsPerSecond;
   }
   view.playhead_us = model.end_us() / 3;
+  if (mode == Frame::so_far || mode == Frame::presenter) view.horizon_us = view.playhead_us;
+  if (mode == Frame::presenter) {
+    view.scale = 2;
+    io.FontGlobalScale = 2;
+  }
   int64_t drawn = 0, folded = 0, folds = 0, arrows = 0, vertices = 0;
   for (auto _ : state) {
     io.DeltaTime = 1.0f / 60;
@@ -235,13 +244,21 @@ void frame_bench(benchmark::State& state, bool zoomed) {
   ImGui::DestroyContext(context);
 }
 void BM_Frame1M_WholeTrace(benchmark::State& state) {
-  frame_bench(state, false);
+  frame_bench(state, Frame::whole);
 }
 void BM_Frame1M_Zoomed(benchmark::State& state) {
-  frame_bench(state, true);
+  frame_bench(state, Frame::zoomed);
+}
+void BM_Frame1M_SoFar(benchmark::State& state) {
+  frame_bench(state, Frame::so_far);
+}
+void BM_Frame1M_Presenter(benchmark::State& state) {
+  frame_bench(state, Frame::presenter);
 }
 BENCHMARK(BM_Frame1M_WholeTrace)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Frame1M_Zoomed)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Frame1M_SoFar)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Frame1M_Presenter)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
