@@ -285,6 +285,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
 
   rec.items_drawn = rec.items_folded = rec.folds_drawn = rec.arrows_drawn = rec.lost_drawn = 0;
   rec.violations.clear();
+  rec.pauses.clear();
   rec.markers.clear();
   rec.lanes.clear();
   rec.latest_from_us = -1;
@@ -634,6 +635,37 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         }
         i++;
       }
+    }
+  }
+
+  // ---- Pauses again, over the rows: the work a pause interrupts stops under it ----
+  // (The band behind the lane shows the whole lane stopped; drawn only behind, a work bar ran
+  // straight through a 15 s pause as if the holder went on working.)
+  for (int li : order) {
+    const Lane& lane = model.lanes()[li];
+    auto [top, bottom] = lane_y[li];
+    if (top >= lanes_y1 || lane.bands.empty()) continue;
+    bottom = std::min(bottom, lanes_y1);
+    for (const Item& band : lane.bands) {
+      if (band.kind != ItemKind::pause) continue;
+      TimeUs band_to = band.open() ? end_us : band.to_us;
+      if (band_to < from_us || band.from_us > cull_to_us) continue;
+      const float x0 = clamp_x(xf(band.from_us));
+      const float x1 = clamp_x(std::max(xf(band_to), xf(band.from_us) + 2));
+      dl->AddRectFilled(ImVec2(x0, top + 1), ImVec2(x1, bottom - 1), palette.pause_veil);
+      // Hatched, so it reads as "stopped" in grey scale too, not only by its colour.
+      const float step = 8 * scale;
+      dl->PushClipRect(ImVec2(x0, top), ImVec2(x1, bottom), true);
+      for (float x = x0 - (bottom - top); x < x1; x += step)
+        dl->AddLine(ImVec2(x, bottom), ImVec2(x + (bottom - top), top), palette.pause_hatch,
+                    1.0f * scale);
+      const char* word = "paused";
+      const ImVec2 size = ImGui::CalcTextSize(word);
+      if (x1 - x0 > size.x + 8 * scale)
+        dl->AddText(ImVec2(x0 + 4 * scale, top + (bottom - top - size.y) * 0.5f),
+                    palette.pause_text, word);
+      dl->PopClipRect();
+      rec.pauses.push_back({ImVec2(x0, top), ImVec2(x1, bottom), lane.name, band.from_us});
     }
   }
 

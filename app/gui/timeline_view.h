@@ -44,7 +44,10 @@ struct TimelinePalette {
   ImU32 pool_wait = IM_COL32(230, 180, 60, 255);
   ImU32 work = IM_COL32(120, 190, 120, 255);
   ImU32 sleep = IM_COL32(160, 160, 200, 255);
-  ImU32 pause = IM_COL32(150, 90, 200, 70);  // a band behind the whole lane
+  ImU32 pause = IM_COL32(150, 90, 200, 70);        // a band behind the whole lane
+  ImU32 pause_veil = IM_COL32(150, 90, 200, 150);  // the same, over the lane's rows
+  ImU32 pause_hatch = IM_COL32(90, 40, 140, 170);  // its stripes
+  ImU32 pause_text = IM_COL32(40, 10, 70, 255);    // "paused"
   ImU32 gap = IM_COL32(200, 80, 80, 90);
   ImU32 error = IM_COL32(213, 94, 0, 255);     // vermillion, a triangle
   ImU32 accept = IM_COL32(0, 158, 115, 255);   // bluish green, a disc
@@ -97,6 +100,13 @@ struct DrawRecord {
     bool future = false;
   };
   std::vector<Marker> markers;
+  // A pause drawn over its lane's rows (so a work bar it interrupts stops under it).
+  struct Pause {
+    ImVec2 min, max;
+    std::string lane;
+    TimeUs from_us = 0;
+  };
+  std::vector<Pause> pauses;
   // The latest start of anything drawn in the lanes (items, folds, bands, arrows, violation
   // regions and markers); -1 if nothing. With the future hidden it never passes the horizon.
   TimeUs latest_from_us = -1;

@@ -680,6 +680,32 @@ TEST_F(GuiApp, AViolationStillGoingDoesNotTellItsEnd) {
   EXPECT_EQ(first.text_at(kTimeNeverUs), first.text);
 }
 
+// forged-fence: A freezes at 1 s for 15 s in the middle of its work. The pause is drawn over
+// A's rows, so the work bar visibly stops under it, and it ends where the pause ends.
+TEST_F(GuiApp, APauseIsDrawnOverTheWorkItInterrupts) {
+  open_and_run_to_end("forged-fence");
+  app->seek(17'500'000);
+  frames(2);
+  const DrawRecord& d = app->view().last_draw;
+  const DrawRecord::Pause* pause = nullptr;
+  for (const DrawRecord::Pause& p : d.pauses)
+    if (p.lane == "A") pause = &p;
+  ASSERT_NE(pause, nullptr) << "no pause drawn over A's lane";
+  EXPECT_EQ(pause->from_us, 1'000'000);
+  const TimelineView& v = app->view();
+  EXPECT_NEAR(v.t_of(pause->min.x), 1'000'000, 100'000);
+  EXPECT_NEAR(v.t_of(pause->max.x), 16'000'000, 100'000);
+  // It covers A's rows (the work row among them), not only a band behind them.
+  bool over_work_row = false;
+  for (const DrawRecord::LaneRect& r : d.lanes)
+    if (r.name == "A") over_work_row = pause->min.y <= r.min.y + 1 && pause->max.y >= r.max.y - 1;
+  EXPECT_TRUE(over_work_row);
+  // Before it begins, none.
+  app->seek(500'000);
+  frames(2);
+  for (const DrawRecord::Pause& p : d.pauses) EXPECT_NE(p.lane, "A");
+}
+
 TEST_F(GuiApp, TheFutureIsHiddenShownFaintOrRevealed) {
   open_and_run_to_end("ttl-double-holder");
   app->seek(11'000'000);  // A and B overlap since 10.08 s; B and C from 12.01 s
