@@ -114,6 +114,7 @@ const std::vector<std::pair<std::string, std::string>>& keys_help() {
       {"P, F5", "presenter mode on / off"},
       {"H, ?, F1", "this list"},
       {"Esc", "close this list; leave presenter mode"},
+      {"Ctrl +, Ctrl -, Ctrl 0", "everything larger, smaller, back to normal (remembered)"},
   };
   return keys;
 }
@@ -166,6 +167,8 @@ bool load_settings(const std::string& path, Settings* s) {
       fraction(value, 0.05f, 0.5f, &s->right_fraction);
     } else if (key == "layout.bottom") {
       fraction(value, 0.05f, 0.7f, &s->bottom_fraction);
+    } else if (key == "ui_scale") {
+      fraction(value, kUiScaleMin, kUiScaleMax, &s->ui_scale);
     }
   }
   return true;
@@ -180,7 +183,7 @@ bool save_settings(const std::string& path, const Settings& s) {
   for (auto& [k, v] : s.variant) out << "variant." << k << "=" << v << "\n";
   for (auto& [k, v] : s.param) out << "param." << k << "=" << v << "\n";
   out << "layout.left=" << s.left_fraction << "\nlayout.right=" << s.right_fraction
-      << "\nlayout.bottom=" << s.bottom_fraction << "\n";
+      << "\nlayout.bottom=" << s.bottom_fraction << "\nui_scale=" << s.ui_scale << "\n";
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   return !app::write_output(path, out.str());
@@ -224,6 +227,12 @@ App::~App() {
   for (auto& w : retired_workers_)
     if (w->thread.joinable()) w->thread.join();
   save_settings_now();
+  // The window (and its ImGui context) may outlive this app (the GUI tests open one for all):
+  // leave its look as it was.
+  if (base_style_ && ImGui::GetCurrentContext()) {
+    ImGui::GetStyle() = *base_style_;
+    ImGui::GetIO().FontGlobalScale = 1.0f;
+  }
 }
 
 void App::scan_library() {
@@ -825,6 +834,15 @@ void App::handle_keys() {
         else
           presenter_ = false;
         break;
+      case Key::zoom_in:
+        set_ui_scale(settings_.ui_scale + kUiScaleStep);
+        break;
+      case Key::zoom_out:
+        set_ui_scale(settings_.ui_scale - kUiScaleStep);
+        break;
+      case Key::zoom_reset:
+        set_ui_scale(1.0f);
+        break;
       case Key::digit1:
       case Key::digit2:
       case Key::digit3:
@@ -930,10 +948,31 @@ void App::save_settings_now() {
 
 // ---- The frame ----------------------------------------------------------------------------
 
+void App::set_ui_scale(float scale) {
+  // In tenths, so that steps up and down come back to the same value.
+  scale = std::round(std::clamp(scale, kUiScaleMin, kUiScaleMax) * 10) / 10;
+  if (scale == settings_.ui_scale) return;
+  settings_.ui_scale = scale;
+  save_settings_now();
+}
+
+void App::apply_ui_scale() {
+  // The style's sizes from the host's (taken once, before any scaling) times the scale; the
+  // type by FontGlobalScale (the atlas keeps its two rasterised sizes).
+  if (!base_style_) base_style_ = ImGui::GetStyle();
+  if (applied_ui_scale_ == settings_.ui_scale) return;
+  applied_ui_scale_ = settings_.ui_scale;
+  ImGuiStyle style = *base_style_;
+  if (applied_ui_scale_ != 1.0f) style.ScaleAllSizes(applied_ui_scale_);  // (it rounds down)
+  ImGui::GetStyle() = style;
+  ImGui::GetIO().FontGlobalScale = applied_ui_scale_;
+}
+
 void App::frame(float dt_s) {
   widgets_.clear();  // only what this frame draws can be clicked (presenter mode hides panels)
   poll_worker();
   handle_keys();
+  apply_ui_scale();
   advance_playhead(dt_s);
   update_verdicts();
 

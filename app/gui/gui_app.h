@@ -64,7 +64,10 @@ struct Settings {
   float left_fraction = 0.16f;
   float right_fraction = 0.24f;
   float bottom_fraction = 0.26f;
+  // The UI scale (Ctrl +, Ctrl -, Ctrl 0): everything, type included, times this.
+  float ui_scale = 1.0f;
 };
+inline constexpr float kUiScaleMin = 0.5f, kUiScaleMax = 3.0f, kUiScaleStep = 0.1f;
 
 // $XDG_CONFIG_HOME/redlab, else $HOME/.config/redlab; "" if neither is set.
 std::string config_dir();
@@ -112,6 +115,9 @@ enum class Key : uint8_t {
   f,
   s,
   escape,
+  zoom_in,     // Ctrl + (or Ctrl =, keypad +): the UI scale up
+  zoom_out,    // Ctrl -: down
+  zoom_reset,  // Ctrl 0: back to 1
 };
 struct KeyPress {
   Key key = Key::space;
@@ -193,6 +199,10 @@ class App {
   // Playing stops at each narration note it reaches (Space goes on).
   void set_stop_at_notes(bool stop) { stop_at_notes_ = stop; }
   bool stop_at_notes() const { return stop_at_notes_; }
+  // The UI scale, kept in the settings: applied to the type (FontGlobalScale) and to the
+  // style's sizes from the next frame; the timeline's marks follow the type.
+  void set_ui_scale(float scale);
+  float ui_scale() const { return settings_.ui_scale; }
   void set_presenter(bool on) { presenter_ = on; }
   bool presenter() const { return presenter_; }
   bool help_open() const { return help_open_; }
@@ -290,6 +300,9 @@ class App {
   scenario::RunOptions run_options() const;
   void remember_choices();
   void save_settings_now();
+  void apply_ui_scale();
+  std::optional<ImGuiStyle> base_style_;  // the host's style, before the UI scale
+  float applied_ui_scale_ = 0;  // 0: not applied yet (the first frame applies the setting)
   void handle_keys();
   void bring_into_view(TimeUs t_us);  // pans the view (keeping its zoom) if t is outside it
   void update_verdicts();

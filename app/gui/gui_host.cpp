@@ -78,7 +78,17 @@ const KeyMapping kKeyMap[] = {
 std::vector<KeyPress> pressed_keys() {
   const ImGuiIO& io = ImGui::GetIO();
   std::vector<KeyPress> keys;
-  if (io.KeyCtrl || io.KeyAlt || io.KeySuper) return keys;  // not ours: Ctrl+R is not R
+  if (io.KeyCtrl && !io.KeyAlt && !io.KeySuper) {  // the UI scale; any other Ctrl+ is not ours
+    if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL, true) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD, true))
+      keys.push_back({Key::zoom_in, io.KeyShift});
+    if (ImGui::IsKeyPressed(GLFW_KEY_MINUS, true) ||
+        ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT, true))
+      keys.push_back({Key::zoom_out, io.KeyShift});
+    if (ImGui::IsKeyPressed(GLFW_KEY_0, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_0, false))
+      keys.push_back({Key::zoom_reset, io.KeyShift});
+    return keys;
+  }
+  if (io.KeyAlt || io.KeySuper) return keys;  // not ours
   for (const KeyMapping& m : kKeyMap)
     if (ImGui::IsKeyPressed(m.glfw_key, m.repeat)) keys.push_back({m.key, io.KeyShift});
   if (io.KeyShift && ImGui::IsKeyPressed(GLFW_KEY_SLASH, false))

@@ -6,6 +6,7 @@
 #include <stb_image.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -706,6 +707,35 @@ TEST_F(GuiApp, APauseIsDrawnOverTheWorkItInterrupts) {
   for (const DrawRecord::Pause& p : d.pauses) EXPECT_NE(p.lane, "A");
 }
 
+// Readable from the back row: Ctrl + makes everything larger (type, paddings, the timeline's
+// marks and name column), Ctrl - smaller, Ctrl 0 normal; bounded.
+TEST_F(GuiApp, CtrlPlusMinusAndZeroScaleTheWholeUi) {
+  open_and_run_to_end("ttl-double-holder");
+  frames(2);
+  const float font0 = ImGui::GetFontSize();
+  const float mark0 = app->view().scale;
+  const float pad0 = ImGui::GetStyle().FramePadding.y;
+  for (int i = 0; i < 3; i++) press(Key::zoom_in);
+  frames(1);
+  EXPECT_FLOAT_EQ(app->ui_scale(), 1.3f);
+  EXPECT_NEAR(ImGui::GetIO().FontGlobalScale, 1.3f, 1e-6);
+  EXPECT_NEAR(app->view().scale, mark0 * 1.3f, 0.01f);
+  EXPECT_FLOAT_EQ(ImGui::GetStyle().FramePadding.y, std::floor(pad0 * 1.3f));  // ImGui rounds
+  EXPECT_GT(app->view().label_width_px, 110 * mark0);
+  press(Key::zoom_out);
+  EXPECT_FLOAT_EQ(app->ui_scale(), 1.2f);
+  press(Key::zoom_reset);
+  frames(1);
+  EXPECT_FLOAT_EQ(app->ui_scale(), 1.0f);
+  EXPECT_NEAR(ImGui::GetFontSize(), font0, 0.01f);
+  EXPECT_NEAR(ImGui::GetStyle().FramePadding.y, pad0, 0.01f);
+  for (int i = 0; i < 40; i++) press(Key::zoom_in);
+  EXPECT_FLOAT_EQ(app->ui_scale(), kUiScaleMax);
+  for (int i = 0; i < 40; i++) press(Key::zoom_out);
+  EXPECT_FLOAT_EQ(app->ui_scale(), kUiScaleMin);
+  press(Key::zoom_reset);
+}
+
 TEST_F(GuiApp, TheFutureIsHiddenShownFaintOrRevealed) {
   open_and_run_to_end("ttl-double-holder");
   app->seek(11'000'000);  // A and B overlap since 10.08 s; B and C from 12.01 s
@@ -1011,6 +1041,17 @@ TEST(GuiSettings, RoundTripAndLastChoicesComeBack) {
   EXPECT_EQ(s.seed, 1u);
   EXPECT_FLOAT_EQ(s.speed, 1.0f);
   EXPECT_FLOAT_EQ(s.left_fraction, Settings{}.left_fraction);
+
+  // The UI scale is remembered, and a value out of its range is not taken.
+  {
+    App app(options);
+    app.set_ui_scale(1.7f);
+  }
+  EXPECT_FLOAT_EQ(App(options).ui_scale(), 1.7f);
+  std::ofstream(path) << "ui_scale=40\n";
+  Settings big;
+  EXPECT_TRUE(load_settings(path.string(), &big));
+  EXPECT_FLOAT_EQ(big.ui_scale, 1.0f);
 }
 
 // gui_main owns its window, so these run without the fixture's.
