@@ -196,6 +196,16 @@ class TimelineModel {
   const std::vector<Lane>& lanes() const { return lanes_; }
   int lane_index(const std::string& name) const;                // -1 if none
   const std::vector<Arrow>& arrows() const { return arrows_; }  // sorted by from_us
+  // The single-threaded server busy with one command for a long time (DEBUG SLEEP, KEYS on a
+  // big keyspace, a slow script: served for at least kBusyMinUs), sorted by from_us: the GUI
+  // draws them across every lane, so the clients that wait visibly queue behind them.
+  struct Busy {
+    int32_t lane = -1;  // the server's lane
+    TimeUs from_us = 0, to_us = 0;
+    int64_t event = -1;  // the served event
+  };
+  static constexpr TimeUs kBusyMinUs = 50'000;
+  const std::vector<Busy>& busy() const { return busy_; }
   const std::vector<TimeUs>& arrow_max_to_us() const { return arrow_max_to_us_; }
   const std::vector<Note>& notes() const { return notes_; }
   // Lock names (lock_acquired) and keys with TTL bars, first seen first: the colours.
@@ -237,6 +247,7 @@ class TimelineModel {
   const Trace* trace_ = nullptr;
   std::vector<Lane> lanes_;
   std::vector<Arrow> arrows_;
+  std::vector<Busy> busy_;
   std::vector<TimeUs> arrow_max_to_us_;
   std::vector<Note> notes_;
   std::vector<std::string> locks_;

@@ -109,12 +109,14 @@ enum Shown : uint8_t {
   kShownFault,
   kShownFolded,
   kShownViolation,
+  kShownBusy,
   kShownCount
 };
 const char* const kShownNames[kShownCount] = {
-    "command",  "error reply", "pool wait",    "work",    "sleep",  "lock held / key TTL",
-    "served",   "pause",       "disconnected", "message", "error",  "accepted",
-    "rejected", "lost",        "expired",      "fault",   "folded", "violation"};
+    "command",    "error reply", "pool wait",    "work",    "sleep",  "lock held / key TTL",
+    "served",     "pause",       "disconnected", "message", "error",  "accepted",
+    "rejected",   "lost",        "expired",      "fault",   "folded", "violation",
+    "server busy"};
 
 // A mark's shape (also its legend swatch): centre c, half-size s.
 void draw_mark_shape(ImDrawList* dl, ItemKind kind, ImVec2 c, float s, const TimelinePalette& p,
@@ -286,6 +288,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   rec.items_drawn = rec.items_folded = rec.folds_drawn = rec.arrows_drawn = rec.lost_drawn = 0;
   rec.violations.clear();
   rec.pauses.clear();
+  rec.busy.clear();
   rec.markers.clear();
   rec.lanes.clear();
   rec.latest_from_us = -1;
@@ -364,6 +367,19 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
 
   if (hide_future)
     dl->PushClipRect(ImVec2(origin.x, lanes_y0), ImVec2(horizon_x + 1, lanes_y1), true);
+
+  // ---- The server busy with one long command: a band across every lane, behind all ----
+  for (const TimelineModel::Busy& busy : model.busy()) {
+    if (busy.to_us < from_us || busy.from_us > cull_to_us) continue;
+    const float x0 = clamp_x(xf(busy.from_us));
+    const float x1 = clamp_x(std::max(xf(busy.to_us), xf(busy.from_us) + 2));
+    dl->AddRectFilled(ImVec2(x0, lanes_y0), ImVec2(x1, lanes_y1), palette.busy);
+    dl->AddLine(ImVec2(x0, lanes_y0), ImVec2(x0, lanes_y1), palette.busy_edge, 1.0f * scale);
+    dl->AddLine(ImVec2(x1, lanes_y0), ImVec2(x1, lanes_y1), palette.busy_edge, 1.0f * scale);
+    shown[kShownBusy] = true;
+    rec.busy.push_back({ImVec2(x0, lanes_y0), ImVec2(x1, lanes_y1), busy.from_us, busy.to_us});
+    drawn_from(busy.from_us);
+  }
 
   // ---- Pause bands (behind everything in their lane) ----
   for (int li : order) {
@@ -930,6 +946,10 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
           dl->AddLine(ImVec2(c.x - h, c.y), ImVec2(c.x + h, c.y), palette.arrow, 1.5f * scale);
           dl->AddTriangleFilled(ImVec2(c.x + h, c.y), ImVec2(c.x + h - 5 * scale, c.y - 3 * scale),
                                 ImVec2(c.x + h - 5 * scale, c.y + 3 * scale), palette.arrow);
+          break;
+        case kShownBusy:  // the band behind every lane, with its edges
+          dl->AddRectFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h), palette.busy);
+          dl->AddRect(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h), palette.busy_edge);
           break;
         case kShownViolation:  // the marker's red label with its span's bar
           dl->AddRectFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h),

@@ -46,6 +46,8 @@ struct TimelinePalette {
   ImU32 sleep = IM_COL32(160, 160, 200, 255);
   ImU32 pause = IM_COL32(150, 90, 200, 70);        // a band behind the whole lane
   ImU32 pause_veil = IM_COL32(150, 90, 200, 150);  // the same, over the lane's rows
+  ImU32 busy = IM_COL32(110, 110, 130, 45);        // the server busy: behind every lane
+  ImU32 busy_edge = IM_COL32(90, 90, 110, 160);
   ImU32 pause_hatch = IM_COL32(90, 40, 140, 170);  // its stripes
   ImU32 pause_text = IM_COL32(40, 10, 70, 255);    // "paused"
   ImU32 gap = IM_COL32(200, 80, 80, 90);
@@ -107,6 +109,12 @@ struct DrawRecord {
     TimeUs from_us = 0;
   };
   std::vector<Pause> pauses;
+  // The server busy with one long command (TimelineModel::busy), across every lane.
+  struct Busy {
+    ImVec2 min, max;
+    TimeUs from_us = 0, to_us = 0;
+  };
+  std::vector<Busy> busy;
   // The latest start of anything drawn in the lanes (items, folds, bands, arrows, violation
   // regions and markers); -1 if nothing. With the future hidden it never passes the horizon.
   TimeUs latest_from_us = -1;

@@ -736,6 +736,44 @@ TEST_F(GuiApp, CtrlPlusMinusAndZeroScaleTheWholeUi) {
   press(Key::zoom_reset);
 }
 
+// pool-exhaustion with server=slow: DEBUG SLEEP 5 at 2 s keeps the single-threaded server busy
+// for 5 s; the band covers every lane (the waiting clients queue behind it), from its start,
+// as far as the playhead. Blocked BLPOPs are not the server being busy: none in the default.
+TEST_F(GuiApp, ALongCommandIsABandTheClientsQueueBehind) {
+  ASSERT_TRUE(app->open_scenario("pool-exhaustion")) << app->error();
+  app->variant()["server"] = "slow";
+  ASSERT_TRUE(app->run(false)) << app->error();
+  frames(3);
+  ASSERT_EQ(app->model().busy().size(), 1u);
+  const TimelineModel::Busy& busy = app->model().busy().front();
+  EXPECT_NEAR(busy.from_us, 2'000'000, 50'000);
+  EXPECT_NEAR(busy.to_us - busy.from_us, 5'000'000, 50'000);
+  EXPECT_EQ(app->model().lanes()[size_t(busy.lane)].kind, LaneKind::server);
+
+  app->seek(1'000'000);
+  frames(2);
+  const DrawRecord& d = app->view().last_draw;
+  EXPECT_TRUE(d.busy.empty());
+  app->seek(5'500'000);
+  frames(2);
+  ASSERT_EQ(d.busy.size(), 1u);
+  float lanes_top = 1e9f, lanes_bottom = -1e9f;
+  for (const DrawRecord::LaneRect& r : d.lanes) {
+    lanes_top = std::min(lanes_top, r.min.y);
+    lanes_bottom = std::max(lanes_bottom, r.max.y);
+  }
+  EXPECT_LE(d.busy[0].min.y, lanes_top + 1);
+  EXPECT_GE(d.busy[0].max.y, lanes_bottom - 1);
+  bool in_legend = false;
+  for (const auto& entry : d.legend) in_legend = in_legend || entry.name == "server busy";
+  EXPECT_TRUE(in_legend);
+
+  app->variant()["server"] = "fast";
+  ASSERT_TRUE(app->run(false)) << app->error();
+  frames(2);
+  EXPECT_TRUE(app->model().busy().empty());
+}
+
 TEST_F(GuiApp, TheFutureIsHiddenShownFaintOrRevealed) {
   open_and_run_to_end("ttl-double-holder");
   app->seek(11'000'000);  // A and B overlap since 10.08 s; B and C from 12.01 s
