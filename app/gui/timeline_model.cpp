@@ -137,30 +137,77 @@ namespace {
 
 // The kinds the model looks at, as numbers: one hash lookup per event instead of a chain of
 // string comparisons (a million-event trace is read in one pass).
-#define REDLAB_GUI_KINDS(X)                                                                        \
-  X(abandon)                                                                                       \
-  X(backoff)                                                                                       \
-  X(blocked)                                                                                       \
-  X(busy_reply)                                                                                    \
-  X(client_cut)                                                                                    \
-  X(clock_jump)                                                                                    \
-  X(command)                                                                                       \
-  X(conn_close)                                                                                    \
-  X(consume_error)                                                                                 \
-  X(dial) X(dial_failed) X(dial_timeout) X(eof) X(fault) X(hold_end) X(key_del) X(key_expired)     \
-      X(key_set) X(lock_acquired) X(lock_extend_failed) X(lock_extended) X(lock_gave_up)           \
-          X(lock_lost) X(lock_release_failed) X(narration) X(net_buffer_lost) X(net_disconnect)    \
-              X(net_drop) X(net_refused) X(net_server_close) X(no_reply) X(note) X(pool_stats)     \
-                  X(pool_stats_sample) X(pool_timeout) X(pool_wait) X(pool_wait_deadline)          \
-                      X(publish) X(published) X(pubsub_confirm) X(pubsub_disconnected)             \
-                          X(pubsub_gave_up) X(pubsub_message) X(pubsub_resubscribe)                \
-                              X(read_timeout) X(resource_accept) X(resource_reject)                \
-                                  X(resource_start) X(run_start) X(script_busy) X(script_end)      \
-                                      X(script_killed) X(script_start) X(served) X(server_command) \
-                                          X(server_restart) X(server_start) X(setup) X(sleep)      \
-                                              X(stream_message) X(subscribe_failed) X(tx_aborted)  \
-                                                  X(tx_error) X(tx_gave_up) X(unblocked)           \
-                                                      X(violation) X(watch_gave_up) X(work)
+// clang-format off: one kind per line (clang-format does not settle on a long macro list)
+#define REDLAB_GUI_KINDS(X) \
+  X(abandon) \
+  X(backoff) \
+  X(blocked) \
+  X(busy_reply) \
+  X(client_cut) \
+  X(clock_jump) \
+  X(command) \
+  X(conn_close) \
+  X(consume_error) \
+  X(dial) \
+  X(dial_failed) \
+  X(dial_timeout) \
+  X(eof) \
+  X(fault) \
+  X(hold_end) \
+  X(key_del) \
+  X(key_expired) \
+  X(key_set) \
+  X(lock_acquired) \
+  X(lock_extend_failed) \
+  X(lock_extended) \
+  X(lock_gave_up) \
+  X(lock_lost) \
+  X(lock_release_failed) \
+  X(narration) \
+  X(net_buffer_lost) \
+  X(net_disconnect) \
+  X(net_drop) \
+  X(net_refused) \
+  X(net_server_close) \
+  X(no_reply) \
+  X(note) \
+  X(pool_stats) \
+  X(pool_stats_sample) \
+  X(pool_timeout) \
+  X(pool_wait) \
+  X(pool_wait_deadline) \
+  X(publish) \
+  X(published) \
+  X(pubsub_confirm) \
+  X(pubsub_disconnected) \
+  X(pubsub_gave_up) \
+  X(pubsub_message) \
+  X(pubsub_resubscribe) \
+  X(read_timeout) \
+  X(resource_accept) \
+  X(resource_reject) \
+  X(resource_start) \
+  X(run_start) \
+  X(script_busy) \
+  X(script_end) \
+  X(script_killed) \
+  X(script_start) \
+  X(served) \
+  X(server_command) \
+  X(server_restart) \
+  X(server_start) \
+  X(setup) \
+  X(sleep) \
+  X(stream_message) \
+  X(subscribe_failed) \
+  X(tx_aborted) \
+  X(tx_error) \
+  X(tx_gave_up) \
+  X(unblocked) \
+  X(violation) \
+  X(watch_gave_up) \
+  X(work)
+// clang-format on
 
 enum class K : uint8_t {
   other,
