@@ -137,7 +137,8 @@ namespace {
 
 // The kinds the model looks at, as numbers: one hash lookup per event instead of a chain of
 // string comparisons (a million-event trace is read in one pass).
-// clang-format off: one kind per line (clang-format does not settle on a long macro list)
+// One kind per line, kept from clang-format: it does not settle on a long macro list.
+// clang-format off
 #define REDLAB_GUI_KINDS(X) \
   X(abandon) \
   X(backoff) \
