@@ -701,18 +701,25 @@ CheckResult no_lost_messages(const CheckArgs& args, const TraceIndex& ix) {
 CheckResult count_events(const TraceIndex& ix, const std::string& kind, const std::string& what,
                          const std::string& ok_text) {
   CheckResult r;
-  std::map<std::string, std::pair<size_t, TimeUs>> by_actor;  // actor -> (count, first)
+  // One violation per actor, spanning its first to its last such event: its text counts them
+  // all, so it is over (and may be told whole) only at the last.
+  struct Seen {
+    size_t n = 0;
+    TimeUs first = 0, last = 0;
+  };
+  std::map<std::string, Seen> by_actor;
   std::vector<std::string> order;
   for (size_t i : ix.of_kind(kind)) {
     const TraceEvent& e = ix.event(i);
-    auto [it, fresh] = by_actor.try_emplace(e.actor, 0, e.time_us);
+    auto [it, fresh] = by_actor.try_emplace(e.actor, Seen{0, e.time_us, e.time_us});
     if (fresh) order.push_back(e.actor);
-    it->second.first++;
+    it->second.n++;
+    it->second.last = e.time_us;
   }
   for (const auto& actor : order) {
-    auto [n, first] = by_actor[actor];
+    auto [n, first, last] = by_actor[actor];
     r.violations.push_back(Violation{first,
-                                     first,
+                                     last,
                                      {actor},
                                      actor + " hit " + std::to_string(n) + " " + what +
                                          (n > 1 ? "s" : "") + " (the first at " +

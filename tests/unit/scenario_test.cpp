@@ -318,6 +318,31 @@ TEST(Scenarios, WatchStormViolationSpansTheAttemptsPastTheBound) {
   EXPECT_GT(seen, 0u);
 }
 
+// A counted violation ("handler1 hit 4 pool timeouts") spans its actor's first to its last
+// such event: its words count them all, so a viewer may tell them only once it is over.
+TEST(Scenarios, PoolTimeoutViolationSpansTheActorsFirstToItsLastTimeout) {
+  RunResult r = run("pool-exhaustion", 1);
+  TraceIndex ix(r.trace);
+  std::map<std::string, std::vector<TimeUs>> timeouts_us;
+  for (size_t i : ix.of_kind("pool_timeout"))
+    timeouts_us[ix.event(i).actor].push_back(ix.event(i).time_us);
+  size_t several = 0;
+  for (const TraceViolation& v : ix.violations()) {
+    if (v.check != "no_pool_timeouts" || v.text.find("still waiting") != std::string::npos)
+      continue;
+    ASSERT_EQ(v.who.size(), 1u) << v.text;
+    const std::vector<TimeUs>& times = timeouts_us[v.who[0]];
+    ASSERT_FALSE(times.empty()) << v.text;
+    EXPECT_EQ(v.from_us, times.front()) << v.text;
+    EXPECT_EQ(v.to_us, times.back()) << v.text;
+    EXPECT_NE(v.text.find("hit " + std::to_string(times.size()) + " pool timeout"),
+              std::string::npos)
+        << v.text;
+    if (times.size() > 1) several++;
+  }
+  EXPECT_GT(several, 0u) << "an actor with several timeouts, whose violation has a length";
+}
+
 TEST(Scenarios, ExerciseScriptIsGradedByItsBehaviour) {
   const Scenario& sc = load("ttl-double-holder");
   ASSERT_TRUE(sc.exercise);
