@@ -977,9 +977,13 @@ const std::vector<CheckSpec>& check_registry() {
        no_lost_messages},
       {"no_pool_timeouts",
        {},
-       "the clients' pool_timeout events, and pool waits still going at the end of the run",
+       "the clients' pool_timeout events (a violation per actor, from its first to its last), "
+       "and pool waits still going at the end of the run",
        no_pool_timeouts},
-      {"no_read_timeouts", {}, "the clients' read_timeout events", no_read_timeouts},
+      {"no_read_timeouts",
+       {},
+       "the clients' read_timeout events (a violation per actor, from its first to its last)",
+       no_read_timeouts},
       {"no_oversell",
        {{"stock", T::Num, true}, {"record", T::Text, false}},
        "record events, which a step writes only when the server confirmed the write (an EXEC "
