@@ -636,12 +636,8 @@ bool App::step_note(int direction) {
 }
 
 bool App::step_violation(int direction) {
-  const auto& violations = model_.violations();  // by check, not by time: order them
-  std::vector<size_t> order(violations.size());
-  for (size_t i = 0; i < order.size(); i++) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return violations[a].from_us < violations[b].from_us;
-  });
+  const auto& violations = model_.violations();
+  const std::vector<size_t>& order = model_.violations_by_start();
   // Violations that start together are stepped one by one: the selected one (when the
   // playhead is at it) is where the step starts from.
   const TimeUs at_us = view_.playhead_us;
@@ -751,12 +747,9 @@ void App::update_verdicts() {
     Verdict v;
     v.check = c.name;
     v.final = final;
-    for (size_t i = 0; i < violations.size(); i++)
+    for (size_t i : model_.violations_by_start())
       if (violations[i].check == c.name && (final || violations[i].from_us <= at_us))
         v.violations.push_back(i);
-    std::stable_sort(v.violations.begin(), v.violations.end(), [&](size_t a, size_t b) {
-      return violations[a].from_us < violations[b].from_us;
-    });
     if (final) {
       using S = Verdict::State;
       v.state = !c.judged ? S::not_judged : c.ok ? S::holds : S::violated;

@@ -741,6 +741,10 @@ void TimelineModel::consume(size_t index) {
       v.text = e.text;
       v.check = std::string(e.str_or(F::check));
       v.event = event_index;
+      auto at =
+          std::upper_bound(violations_by_start_.begin(), violations_by_start_.end(), v.from_us,
+                           [this](TimeUs from, size_t i) { return from < violations_[i].from_us; });
+      violations_by_start_.insert(at, violations_.size());
       violations_.push_back(std::move(v));
     }
     return;

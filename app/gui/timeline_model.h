@@ -190,6 +190,9 @@ class TimelineModel {
 
   // Every violation event of the trace, in trace order.
   const std::vector<ViolationRegion>& violations() const { return violations_; }
+  // Indices into violations() by from_us (ties in trace order): kept as they arrive, so the
+  // verdicts, stepping and the markers never sort them per frame (the trace lists them by check).
+  const std::vector<size_t>& violations_by_start() const { return violations_by_start_; }
 
   TimeUs end_us() const { return end_us_; }  // time of the last event seen
   size_t event_count() const { return events_seen_; }
@@ -255,6 +258,7 @@ class TimelineModel {
   std::map<std::string, std::string> client_options_;
   std::map<std::string, std::string> meta_;
   std::vector<ViolationRegion> violations_;
+  std::vector<size_t> violations_by_start_;
   size_t events_seen_ = 0;
   TimeUs end_us_ = 0;
   std::unique_ptr<Builder> builder_;

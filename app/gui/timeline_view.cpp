@@ -392,6 +392,9 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       float x0 = clamp_x(xf(band.from_us)),
             x1 = clamp_x(std::max(xf(band_to), xf(band.from_us) + 2));
       dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), palette.pause);
+      // Drawn again over the rows below, from this record.
+      rec.pauses.push_back(
+          {ImVec2(x0, top), ImVec2(x1, std::min(bottom, lanes_y1)), lane.name, band.from_us});
       shown[kShownPause] = true;
       rec.items_drawn++;
       drawn_from(band.from_us);
@@ -657,32 +660,21 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   // ---- Pauses again, over the rows: the work a pause interrupts stops under it ----
   // (The band behind the lane shows the whole lane stopped; drawn only behind, a work bar ran
   // straight through a 15 s pause as if the holder went on working.)
-  for (int li : order) {
-    const Lane& lane = model.lanes()[li];
-    auto [top, bottom] = lane_y[li];
-    if (top >= lanes_y1 || lane.bands.empty()) continue;
-    bottom = std::min(bottom, lanes_y1);
-    for (const Item& band : lane.bands) {
-      if (band.kind != ItemKind::pause) continue;
-      TimeUs band_to = band.open() ? end_us : band.to_us;
-      if (band_to < from_us || band.from_us > cull_to_us) continue;
-      const float x0 = clamp_x(xf(band.from_us));
-      const float x1 = clamp_x(std::max(xf(band_to), xf(band.from_us) + 2));
-      dl->AddRectFilled(ImVec2(x0, top + 1), ImVec2(x1, bottom - 1), palette.pause_veil);
-      // Hatched, so it reads as "stopped" in grey scale too, not only by its colour.
-      const float step = 8 * scale;
-      dl->PushClipRect(ImVec2(x0, top), ImVec2(x1, bottom), true);
-      for (float x = x0 - (bottom - top); x < x1; x += step)
-        dl->AddLine(ImVec2(x, bottom), ImVec2(x + (bottom - top), top), palette.pause_hatch,
-                    1.0f * scale);
-      const char* word = "paused";
-      const ImVec2 size = ImGui::CalcTextSize(word);
-      if (x1 - x0 > size.x + 8 * scale)
-        dl->AddText(ImVec2(x0 + 4 * scale, top + (bottom - top - size.y) * 0.5f),
-                    palette.pause_text, word);
-      dl->PopClipRect();
-      rec.pauses.push_back({ImVec2(x0, top), ImVec2(x1, bottom), lane.name, band.from_us});
-    }
+  for (const DrawRecord::Pause& p : rec.pauses) {
+    const float x0 = p.min.x, x1 = p.max.x, top = p.min.y, bottom = p.max.y;
+    dl->AddRectFilled(ImVec2(x0, top + 1), ImVec2(x1, bottom - 1), palette.pause_veil);
+    // Hatched, so it reads as "stopped" in grey scale too, not only by its colour.
+    const float step = 8 * scale;
+    dl->PushClipRect(ImVec2(x0, top), ImVec2(x1, bottom), true);
+    for (float x = x0 - (bottom - top); x < x1; x += step)
+      dl->AddLine(ImVec2(x, bottom), ImVec2(x + (bottom - top), top), palette.pause_hatch,
+                  1.0f * scale);
+    const char* word = "paused";
+    const ImVec2 size = ImGui::CalcTextSize(word);
+    if (x1 - x0 > size.x + 8 * scale)
+      dl->AddText(ImVec2(x0 + 4 * scale, top + (bottom - top - size.y) * 0.5f), palette.pause_text,
+                  word);
+    dl->PopClipRect();
   }
 
   // ---- Arrows: publisher -> each receiver, or -> a lost mark ----
@@ -751,7 +743,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   {
     const auto& violations = model.violations();
     std::vector<std::vector<size_t>> by_lane(model.lanes().size());
-    for (size_t vi = 0; vi < violations.size(); vi++) {
+    for (size_t vi : model.violations_by_start()) {  // so each lane's list is in time order
       const ViolationRegion& v = violations[vi];
       if (v.to_us < from_us || v.from_us > cull_to_us) continue;
       for (const std::string& who : v.who)
@@ -763,9 +755,6 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     for (size_t li = 0; li < by_lane.size(); li++) {
       std::vector<size_t>& list = by_lane[li];
       if (list.empty() || lane_y[li].first >= lanes_y1) continue;
-      std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) {
-        return violations[a].from_us < violations[b].from_us;
-      });
       list.erase(std::unique(list.begin(), list.end()), list.end());
       const float top = lane_y[li].first + 1;
       const float bottom = std::min(lane_y[li].second, lanes_y1) - 1;
@@ -923,50 +912,49 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       }
       const ImVec2 c(x + swatch_px / 2, y + line_h / 2);
       const float h = swatch_px / 2;
-      switch (k) {
-        case kShownError:
-          draw_mark_shape(dl, ItemKind::error, c, h * 0.9f, palette, 2.5f * scale);
-          break;
-        case kShownAccept:
-          draw_mark_shape(dl, ItemKind::accept, c, h * 0.8f, palette, 2.5f * scale);
-          break;
-        case kShownReject:
-          draw_mark_shape(dl, ItemKind::reject, c, h * 0.8f, palette, 2.5f * scale);
-          break;
-        case kShownLost:
-          draw_mark_shape(dl, ItemKind::lost, c, h * 0.85f, palette, 2.5f * scale);
-          break;
-        case kShownExpired:
-          draw_mark_shape(dl, ItemKind::expired, c, h * 0.9f, palette, 2.5f * scale);
-          break;
-        case kShownFault:
-          draw_mark_shape(dl, ItemKind::fault, c, h * 0.9f, palette, 2.5f * scale);
-          break;
-        case kShownMessage:
-          dl->AddLine(ImVec2(c.x - h, c.y), ImVec2(c.x + h, c.y), palette.arrow, 1.5f * scale);
-          dl->AddTriangleFilled(ImVec2(c.x + h, c.y), ImVec2(c.x + h - 5 * scale, c.y - 3 * scale),
-                                ImVec2(c.x + h - 5 * scale, c.y + 3 * scale), palette.arrow);
-          break;
-        case kShownBusy:  // the band behind every lane, with its edges
-          dl->AddRectFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h), palette.busy);
-          dl->AddRect(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h), palette.busy_edge);
-          break;
-        case kShownViolation:  // the marker's red label with its span's bar
-          dl->AddRectFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h),
-                            palette.violation_border, 2 * scale);
-          break;
-        default: {  // a span: a bar in its colour
-          const ImU32 colours[] = {palette.command,   palette.command_error,
-                                   palette.pool_wait, palette.work,
-                                   palette.sleep,     palette.locks[0],
-                                   palette.served,    with_alpha(palette.pause, 160),
-                                   palette.gap};
-          const ImU32 colour = k == kShownFolded ? palette.fold : colours[std::min(k, 8)];
-          dl->AddRectFilled(ImVec2(c.x - h, c.y - h * 0.6f), ImVec2(c.x + h, c.y + h * 0.6f),
-                            colour);
-          break;
+      // The marks' swatches are their own shapes, at about their size on a row.
+      struct MarkSwatch {
+        int shown;
+        ItemKind kind;
+        float size;
+      };
+      static constexpr MarkSwatch kMarkSwatches[] = {
+          {kShownError, ItemKind::error, 0.9f},     {kShownAccept, ItemKind::accept, 0.8f},
+          {kShownReject, ItemKind::reject, 0.8f},   {kShownLost, ItemKind::lost, 0.85f},
+          {kShownExpired, ItemKind::expired, 0.9f}, {kShownFault, ItemKind::fault, 0.9f}};
+      const MarkSwatch* mark_swatch = nullptr;
+      for (const MarkSwatch& m : kMarkSwatches)
+        if (m.shown == k) mark_swatch = &m;
+      if (mark_swatch)
+        draw_mark_shape(dl, mark_swatch->kind, c, h * mark_swatch->size, palette, 2.5f * scale);
+      else
+        switch (k) {
+          case kShownMessage:
+            dl->AddLine(ImVec2(c.x - h, c.y), ImVec2(c.x + h, c.y), palette.arrow, 1.5f * scale);
+            dl->AddTriangleFilled(ImVec2(c.x + h, c.y),
+                                  ImVec2(c.x + h - 5 * scale, c.y - 3 * scale),
+                                  ImVec2(c.x + h - 5 * scale, c.y + 3 * scale), palette.arrow);
+            break;
+          case kShownBusy:  // the band behind every lane, with its edges
+            dl->AddRectFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h), palette.busy);
+            dl->AddRect(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h), palette.busy_edge);
+            break;
+          case kShownViolation:  // the marker's red label with its span's bar
+            dl->AddRectFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h),
+                              palette.violation_border, 2 * scale);
+            break;
+          default: {  // a span: a bar in its colour
+            const ImU32 colours[] = {palette.command,   palette.command_error,
+                                     palette.pool_wait, palette.work,
+                                     palette.sleep,     palette.locks[0],
+                                     palette.served,    with_alpha(palette.pause, 160),
+                                     palette.gap};
+            const ImU32 colour = k == kShownFolded ? palette.fold : colours[std::min(k, 8)];
+            dl->AddRectFilled(ImVec2(c.x - h, c.y - h * 0.6f), ImVec2(c.x + h, c.y + h * 0.6f),
+                              colour);
+            break;
+          }
         }
-      }
       dl->AddText(ImVec2(x + swatch_px + 4, y), palette.label_text, name);
       rec.legend.push_back({name, ImVec2(x, y), ImVec2(x + w, y + line_h)});
       x += w + gap_px;

@@ -102,7 +102,8 @@ struct DrawRecord {
     bool future = false;
   };
   std::vector<Marker> markers;
-  // A pause drawn over its lane's rows (so a work bar it interrupts stops under it).
+  // A pause (or a server's stall) drawn behind its lane and again over its rows (so a work
+  // bar it interrupts stops under it).
   struct Pause {
     ImVec2 min, max;
     std::string lane;

@@ -579,6 +579,10 @@ std::vector<const ViolationRegion*> by_start(const TimelineModel& model) {
   std::vector<const ViolationRegion*> v;
   for (const ViolationRegion& r : model.violations()) v.push_back(&r);
   std::stable_sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->from_us < b->from_us; });
+  // The model keeps the same order itself (the GUI steps and lists by it).
+  std::vector<const ViolationRegion*> kept;
+  for (size_t i : model.violations_by_start()) kept.push_back(&model.violations()[i]);
+  EXPECT_EQ(kept, v);
   return v;
 }
 

@@ -296,13 +296,19 @@ TEST(Scenarios, WatchStormAttemptsFarExceedTheBuyers) {
   EXPECT_EQ(count(lua, "record"), 10u);  // exactly the stock
 }
 
+// Per actor, the times of its events of a kind, in trace order.
+std::map<std::string, std::vector<TimeUs>> times_by_actor(const TraceIndex& ix,
+                                                          const std::string& kind) {
+  std::map<std::string, std::vector<TimeUs>> out;
+  for (size_t i : ix.of_kind(kind)) out[ix.event(i).actor].push_back(ix.event(i).time_us);
+  return out;
+}
+
 TEST(Scenarios, WatchStormViolationSpansTheAttemptsPastTheBound) {
   RunResult r = run("watch-retry-storm", 1);
   TraceIndex ix(r.trace);
   // Per buyer, the start of each WATCH attempt past the bound (3) and of its last attempt.
-  std::map<std::string, std::vector<TimeUs>> attempts_us;
-  for (size_t i : ix.of_kind("tx_attempt"))
-    attempts_us[ix.event(i).actor].push_back(ix.event(i).time_us);
+  std::map<std::string, std::vector<TimeUs>> attempts_us = times_by_actor(ix, "tx_attempt");
   size_t seen = 0;
   for (const TraceViolation& v : ix.violations()) {
     if (v.check != "retries_bounded") continue;
@@ -323,9 +329,7 @@ TEST(Scenarios, WatchStormViolationSpansTheAttemptsPastTheBound) {
 TEST(Scenarios, PoolTimeoutViolationSpansTheActorsFirstToItsLastTimeout) {
   RunResult r = run("pool-exhaustion", 1);
   TraceIndex ix(r.trace);
-  std::map<std::string, std::vector<TimeUs>> timeouts_us;
-  for (size_t i : ix.of_kind("pool_timeout"))
-    timeouts_us[ix.event(i).actor].push_back(ix.event(i).time_us);
+  std::map<std::string, std::vector<TimeUs>> timeouts_us = times_by_actor(ix, "pool_timeout");
   size_t several = 0;
   for (const TraceViolation& v : ix.violations()) {
     if (v.check != "no_pool_timeouts" || v.text.find("still waiting") != std::string::npos)
