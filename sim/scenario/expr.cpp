@@ -54,7 +54,7 @@ bool word_char(char c) {
 
 struct Expr::Op {
   char op = 0;        // 0: push value; 'n': push the value of names[name]; '~': negate;
-                      // + - * / %: pop b, pop a, push a op b
+                      // + - * / %, 'm' (min), 'M' (max): pop b, pop a, push a op b
   uint32_t name = 0;  // index into Program::names
   int64_t value = 0;
 };
@@ -175,6 +175,32 @@ struct ExprParser {
       size_t start = i;
       while (i < s.size() && name_char(s[i])) i++;
       std::string name(s.substr(start, i - start));
+      // min(a, b) and max(a, b): a name followed by '(' is a function, so a parameter may
+      // still be called min. They keep conditions readable where the story has a "whichever
+      // comes first" (the lock expires, or its holder releases it).
+      size_t after = i;
+      while (after < s.size() && s[after] == ' ') after++;
+      if (after < s.size() && s[after] == '(') {
+        if (name != "min" && name != "max") {
+          i = start;
+          return fail("unknown function '" + name + "' (min and max are the functions)");
+        }
+        if (depth + 1 > Expr::kDepthMax) return too_deep();
+        depth++;
+        i = after + 1;
+        if (!sum()) return false;
+        skip();
+        if (i >= s.size() || s[i] != ',')
+          return fail("expected ',' between " + name + "'s two values");
+        i++;
+        if (!sum()) return false;
+        skip();
+        if (i >= s.size() || s[i] != ')') return fail("expected ')'");
+        i++;
+        depth--;
+        emit({name == "min" ? 'm' : 'M', 0, 0});
+        return true;
+      }
       if (known && !known(name)) {
         i = start;
         return fail("unknown name '" + name + "'");
@@ -209,6 +235,10 @@ int64_t apply(char op, int64_t a, int64_t b) {
     case '*':
       if (__builtin_mul_overflow(a, b, &r)) throw EvalError{"integer overflow"};
       return r;
+    case 'm':
+      return std::min(a, b);
+    case 'M':
+      return std::max(a, b);
     case '/':
     case '%':
       if (b == 0) throw EvalError{"division by zero"};
@@ -328,6 +358,10 @@ std::optional<Range> combine(const Range& a, const Range& b, char op) {
     case '*':
     case '/':
       return corners(a, b, op);
+    case 'm':
+      return Range{std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+    case 'M':
+      return Range{std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
     case '%': {
       // |a % b| < |b| and |a % b| <= |a|, with the sign of a.
       if (b.lo == std::numeric_limits<int64_t>::min() ||

@@ -295,6 +295,13 @@ TEST(ScenarioLoader, ExprPrecedenceAndAssociativity) {
   EXPECT_TRUE(Expr::parse("42", kAnyName, nullptr, nullptr)->is_constant());
   EXPECT_FALSE(Expr::parse("n", kAnyName, nullptr, nullptr)->is_constant());
   EXPECT_EQ(Expr::parse("ttl_ms / 3", kAnyName, nullptr, nullptr)->source(), "ttl_ms / 3");
+  // min and max: whichever comes first or last, nesting like parentheses.
+  EXPECT_EQ(eval_expr("max(25000, w + p)", {{"w", "12000"}, {"p", "0"}}), 25000);
+  EXPECT_EQ(eval_expr("max(25000, w + p)", {{"w", "12000"}, {"p", "20000"}}), 32000);
+  EXPECT_EQ(eval_expr("min(3, -4) * 2"), -8);
+  EXPECT_EQ(eval_expr("1 + max(min(5, 9), max(2, 3)) * 10"), 51);
+  EXPECT_EQ(eval_expr("max (1, 2)"), 2);  // a space before '(' is allowed
+  EXPECT_EQ(eval_expr("min + max", {{"min", "1"}, {"max", "2"}}), 3);  // still names
 }
 
 TEST(ScenarioLoader, ExprEvalErrors) {
@@ -323,6 +330,15 @@ TEST(ScenarioLoader, ExprParseErrorsPointAtTheProblem) {
   // Unknown names are rejected when parsing, at the name.
   EXPECT_EQ(expr_error("ttl_ms + ttl", names_of({"ttl_ms"})), "9: unknown name 'ttl'");
   EXPECT_EQ(expr_error("ttl_ms + 1", names_of({"ttl_ms"})), "(parsed)");
+  EXPECT_EQ(expr_error("abs(3)"), "0: unknown function 'abs' (min and max are the functions)");
+  EXPECT_EQ(expr_error("max(1 2)"), "6: expected ',' between max's two values");
+  EXPECT_EQ(expr_error("min(1, 2"), "8: expected ')'");
+  EXPECT_EQ(expr_error("max(1,)"), "6: unexpected ')' in expression");
+  // The 33rd max( is refused at its parenthesis.
+  std::string nested;
+  for (int i = 0; i < 40; i++) nested += "max(1, ";
+  nested += "1" + std::string(40, ')');
+  EXPECT_EQ(expr_error(nested), "227: expression nested too deep (32 levels at most)");
 }
 
 // ---- Template --------------------------------------------------------------------------------
@@ -566,8 +582,12 @@ TEST(ScenarioLoader, ExprRangeBoundsEveryValue) {
   EXPECT_EQ(range("z%k"), "-3..4");
   EXPECT_EQ(range("seed"), "unknown");
   EXPECT_EQ(range("9223372036854775807+k"), "unknown");
+  EXPECT_EQ(range("max(k, z)"), "2..10");
+  EXPECT_EQ(range("min(k, z)"), "-3..4");
+  EXPECT_EQ(range("max(k*10, 25)"), "25..100");
   // Every value of a sample lies inside the range.
-  for (const char* text : {"k*z-7", "(k+z)*(k-z)", "1000/(z+4)", "k%z", "-(z*z)+k/3"}) {
+  for (const char* text :
+       {"k*z-7", "(k+z)*(k-z)", "1000/(z+4)", "k%z", "-(z*z)+k/3", "max(k, z*3) - min(z, k/4)"}) {
     auto e = Expr::parse(text, kAnyName, nullptr, nullptr);
     ASSERT_TRUE(e) << text;
     auto r = e->range([](std::string_view n) -> std::optional<Expr::Range> {
