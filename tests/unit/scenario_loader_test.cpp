@@ -178,7 +178,12 @@ TEST(ScenarioLoader, ExampleLoadsWithEverythingItDeclares) {
 
   EXPECT_EQ(sc.latency_us, 250);
   EXPECT_EQ(sc.jitter_us, 100);
-  EXPECT_EQ(sc.duration_ms.eval(env_of({})), 25000);
+  // The run lasts until the story is told, whatever the sliders: 25 s at the defaults.
+  auto defaults = env_of({{"ttl_ms", "10000"}, {"work_ms", "12000"}, {"pause_ms", "0"}});
+  EXPECT_EQ(sc.duration_ms.eval(defaults), 25000);
+  EXPECT_EQ(
+      sc.duration_ms.eval(env_of({{"ttl_ms", "60000"}, {"work_ms", "3000"}, {"pause_ms", "0"}})),
+      122000);
   ASSERT_EQ(sc.servers.size(), 1u);  // the default server
   EXPECT_EQ(sc.servers[0].name, "redis");
   ASSERT_NE(sc.client("default"), nullptr);       // the default client
@@ -215,7 +220,7 @@ TEST(ScenarioLoader, ExampleLoadsWithEverythingItDeclares) {
   EXPECT_EQ(a[2].n("ms")->source(), "work_ms");
   EXPECT_EQ(a[3].t("method")->eval(env_of({{"release", "lua"}})), "lua");
   EXPECT_FALSE(a[3].t("method")->is_literal());
-  EXPECT_EQ(sc.actors[1].steps[2].n("ms")->eval(env_of({})), 5000);
+  EXPECT_EQ(sc.actors[1].steps[2].n("ms")->eval(env_of({{"ttl_ms", "10000"}})), 5000);
   EXPECT_EQ(sc.actors[1].steps[0].n("retry_ms")->eval(env_of({})), 200);
 
   ASSERT_EQ(sc.faults.size(), 1u);

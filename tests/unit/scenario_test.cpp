@@ -368,6 +368,54 @@ TEST(Scenarios, ExerciseScriptIsGradedByItsBehaviour) {
   EXPECT_FALSE(passes("return redis.call('DEL', KEYS[1])"));
 }
 
+// The checks judge races as they happened, found by moving the sliders together.
+
+// A's compare-and-delete reaches the server just as the TTL runs out: the EVALSHA is refused
+// (NOSCRIPT) while the key is still there, the server expires it, and the EVAL finds nothing.
+// The release did not leave A's lock in place: the server removed it.
+TEST(Scenarios, AReleaseThatRacesTheTtlIsNotBlamedForTheKeyThatExpired) {
+  RunResult r =
+      run("ttl-double-holder", 1, {{"release", "lua"}}, {{"ttl_ms", 60000}, {"work_ms", 60000}});
+  TraceIndex ix(r.trace);
+  size_t release = ix.of_kind("lock_release").front();
+  ASSERT_EQ(ix.event(release).actor, "A");
+  size_t expired = ix.of_kind("key_expired").front();
+  EXPECT_GT(expired, release);             // the key expired during A's release ...
+  EXPECT_LT(expired, ix.end_of(release));  // ... before the release ended
+  EXPECT_EQ(count(r, "script_fallback", "A"), 1u);
+  EXPECT_TRUE(check(r, "release_removes_own_lock").ok)
+      << check(r, "release_removes_own_lock").summary;
+}
+
+// B's SET NX is served right after A's DEL, and its reply reaches B before the DEL's reply
+// reaches A. A had finished with the lock when it began to release: no overlap.
+TEST(Scenarios, AHolderThatHasBegunToReleaseHoldsNoMore) {
+  RunResult r = run("ttl-double-holder", 2, {{"release", "lua"}, {"watchdog", "on"}},
+                    {{"ttl_ms", 40333}, {"work_ms", 50500}, {"pause_ms", 30000}});
+  TraceIndex ix(r.trace);
+  size_t released = kNoEvent, b_acquired = kNoEvent;
+  for (size_t i : ix.of_kind("lock_released"))
+    if (ix.event(i).actor == "A") released = i;
+  for (size_t i : ix.of_kind("lock_acquired"))
+    if (ix.event(i).actor == "B") b_acquired = i;
+  ASSERT_NE(released, kNoEvent);
+  ASSERT_NE(b_acquired, kNoEvent);
+  EXPECT_LT(b_acquired, released);  // the race: B learned it holds before A learned it let go
+  EXPECT_TRUE(check(r, "mutual_exclusion").ok) << check(r, "mutual_exclusion").summary;
+}
+
+// The run ends while buyer77's EXEC has applied on the server but its purchase has not
+// finished (the UNWATCH after it is on its way): the stock went down by one more than the
+// sales recorded, and the check says why instead of calling it a mismatch.
+TEST(Scenarios, APurchaseStillUnderWayAtTheEndIsNotAStockMismatch) {
+  RunResult r = run("watch-retry-storm", 1, {},
+                    {{"buyers", 80}, {"stock", 910}, {"think_ms", 18}, {"max_attempts", 29}});
+  const CheckResult& c = check(r, "stock_matches_sales");
+  EXPECT_TRUE(c.ok) << c.summary;
+  EXPECT_NE(c.summary.find("46 sold"), std::string::npos) << c.summary;
+  EXPECT_NE(c.summary.find("1 more for purchases still under way"), std::string::npos) << c.summary;
+}
+
 TEST(Scenarios, BadRunOptionsAreClearErrors) {
   EXPECT_THROW(run("ttl-double-holder", 1, {{"release", "maybe"}}), ScenarioError);
   EXPECT_THROW(run("ttl-double-holder", 1, {{"nope", "x"}}), ScenarioError);

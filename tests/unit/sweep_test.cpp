@@ -6,12 +6,14 @@
 // expectation (null) in a band it explains.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "sim/core/prng.h"
 #include "sim/core/trace_index.h"
 #include "sim/scenario/engine.h"
 #include "sim/scenario/scenario.h"
@@ -86,7 +88,10 @@ TEST_P(Sweep, ExpectationHoldsOverEveryParameterRange) {
           for (const CheckResult& c : r.checks)
             if (c.expected && (c.ok != *c.expected || !c.judged))
               m << " " << c.name << " expected " << (*c.expected ? "to hold" : "violated")
-                << " but " << (!c.judged ? "not judged" : c.ok ? "held" : "violated");
+                << " but "
+                << (!c.judged ? "not judged"
+                    : c.ok    ? "held"
+                              : "violated");
           if (!seeds_of.count(m.str())) misses.push_back(m.str());
           seeds_of[m.str()] += " " + std::to_string(seed);
         }
@@ -100,6 +105,100 @@ TEST_P(Sweep, ExpectationHoldsOverEveryParameterRange) {
                               << " runs missed the expectation:" << report.str();
   RecordProperty("runs", static_cast<int>(runs));
   std::cout << "[ sweep    ] " << GetParam() << ": " << runs << " runs\n";
+}
+
+// The sliders move together too: every parameter on a grid of its range (the points per
+// parameter chosen so that a scenario's grid stays near kGridRunsMax settings), every variant
+// combination, seeds 1..kGridSeeds. A condition written for one slider at a time (the others
+// at their defaults) fails here where the parameters interact.
+constexpr size_t kGridSettingsMax = 400;
+#ifdef REDLAB_SANITIZED
+// Under the sanitizers (ten times slower) the grid checks memory and UB, not coverage.
+constexpr uint64_t kGridSeeds = 1;
+constexpr size_t kGridRandomSettings = 10;
+#else
+constexpr uint64_t kGridSeeds = 2;
+constexpr size_t kGridRandomSettings = 100;
+#endif
+
+std::vector<int64_t> grid_points(const Param& p, int points) {
+  std::vector<int64_t> out;
+  for (int i = 0; i < points; i++) {
+    __int128 span = static_cast<__int128>(p.max) - p.min;
+    out.push_back(static_cast<int64_t>(p.min + span * i / (points - 1)));
+  }
+  return out;
+}
+
+TEST_P(Sweep, ExpectationHoldsOnTheJointParameterGrid) {
+  Scenario sc = load_scenario_file(
+      (fs::path(REDLAB_SOURCE_DIR) / "scenarios" / (GetParam() + ".json")).string());
+  // The most points per parameter that keep the grid within kGridSettingsMax (at least 3).
+  int points = 3;
+  for (int k = 3; k <= kPoints; k++) {
+    double settings = 1;
+    for (size_t i = 0; i < sc.params.size(); i++) settings *= k;
+    if (settings <= kGridSettingsMax) points = k;
+  }
+  std::vector<std::map<std::string, int64_t>> grid{{}};
+  for (const Param& p : sc.params) {
+    std::vector<std::map<std::string, int64_t>> next;
+    for (const auto& partial : grid)
+      for (int64_t value : grid_points(p, points)) {
+        auto m = partial;
+        m[p.name] = value;
+        next.push_back(std::move(m));
+      }
+    grid = std::move(next);
+  }
+  // Between the grid's lines: settings drawn at random (a fixed seed, so the test is the same
+  // every time) anywhere in the ranges. REDLAB_SWEEP_RANDOM=N draws N instead of the default,
+  // for a deeper search by hand.
+  size_t random_settings = kGridRandomSettings;
+  if (const char* n = std::getenv("REDLAB_SWEEP_RANDOM")) random_settings = std::stoul(n);
+  Prng prng(20261204);
+  for (size_t k = 0; k < random_settings; k++) {
+    std::map<std::string, int64_t> set;
+    for (const Param& p : sc.params) set[p.name] = prng.range_inclusive(p.min, p.max);
+    grid.push_back(std::move(set));
+  }
+  size_t runs = 0, missed = 0;
+  std::vector<std::string> misses;
+  std::map<std::string, std::string> seeds_of;
+  for (const auto& variant : variant_combinations(sc)) {
+    for (const auto& set : grid) {
+      for (uint64_t seed = 1; seed <= kGridSeeds; seed++) {
+        RunOptions o;
+        o.seed = seed;
+        o.variant = variant;
+        o.set = set;
+        RunResult r = run_scenario(sc, o);
+        runs++;
+        ASSERT_TRUE(r.bound.empty()) << r.bound;
+        if (r.expectation_met) continue;
+        missed++;
+        std::ostringstream m;
+        for (auto& [k, v] : variant) m << " --variant " << k << "=" << v;
+        for (auto& [k, v] : set) m << " --set " << k << "=" << v;
+        m << ":";
+        for (const CheckResult& c : r.checks)
+          if (c.expected && (c.ok != *c.expected || !c.judged))
+            m << " " << c.name << " expected " << (*c.expected ? "to hold" : "violated") << " but "
+              << (!c.judged ? "not judged"
+                  : c.ok    ? "held"
+                            : "violated");
+        if (!seeds_of.count(m.str())) misses.push_back(m.str());
+        seeds_of[m.str()] += " " + std::to_string(seed);
+      }
+    }
+  }
+  std::ostringstream report;
+  for (size_t i = 0; i < misses.size() && i < 400; i++)
+    report << "\n  seeds" << seeds_of[misses[i]] << ":" << misses[i];
+  EXPECT_TRUE(misses.empty()) << GetParam() << ": " << missed << " of " << runs
+                              << " runs missed the expectation:" << report.str();
+  std::cout << "[ grid     ] " << GetParam() << ": " << runs << " runs, " << points
+            << " points per parameter\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, Sweep, ::testing::ValuesIn(scenario_ids()),
@@ -145,8 +244,8 @@ TEST_P(Sweep, TheTracesKeyspaceIsTheServersAtEveryProbe) {
     for (const Probe& p : seen) {
       probes++;
       std::vector<KeyState> from_trace = ix.keyspace_before(p.server, p.events);
-      ASSERT_EQ(from_trace, p.keys) << GetParam() << " at " << p.at_us << " us, server "
-                                    << p.server << ", trace position " << p.events;
+      ASSERT_EQ(from_trace, p.keys) << GetParam() << " at " << p.at_us << " us, server " << p.server
+                                    << ", trace position " << p.events;
     }
   }
   std::cout << "[ keyspace ] " << GetParam() << ": " << probes << " probes\n";
