@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app/diff_cli.h"
 #include "app/gui/gui.h"
 #include "app/repl.h"
 #include "app/report.h"
@@ -56,6 +57,20 @@ const Command kCommands[] = {
      "  check SCENARIO [--script NAME=FILE.lua] [--variant ...] [--seeds N] [--json]\n"
      "        grade the scenario's exercise over its seed set: PASS or the first failing seed\n",
      true},
+    {"sweep",
+     "  sweep SCENARIO --param NAME [--from A] [--to B] [--steps N] [--seeds S]\n"
+     "        [--variant ...] [--set ...] [--script ...] [--json]\n"
+     "        one parameter from A to B (default: its range) in N points (default 11), seeds\n"
+     "        1..S (default 1) at each, on the fake: each check's outcome at every point and\n"
+     "        where it changes\n",
+     false},
+    {"diff",
+     "  diff RUN_A RUN_B [--json] [--all] [--tolerance-ms N]\n"
+     "        two runs compared (traces from run --trace, or run --json outputs): the inputs\n"
+     "        and verdicts that differ, the first divergence, every event one run has and\n"
+     "        the other lacks, every reply that differs, timings beyond the tolerance (the\n"
+     "        scenario's, else 50 ms). Exit 1 when a verdict differs\n",
+     false},
     {"show",
      "  show TRACE.json [--json] [--keyspace --at-ms T]\n"
      "        what `run` printed for the run that wrote the trace; with --keyspace, each\n"
@@ -131,6 +146,8 @@ int main(int argc, char** argv) {
   if (cmd == "run") return redlab::app::run_main(rest);
   if (cmd == "explore") return redlab::app::explore_main(rest);
   if (cmd == "check") return redlab::app::check_main(rest);
+  if (cmd == "sweep") return redlab::app::sweep_main(rest);
+  if (cmd == "diff") return redlab::app::diff_main(rest);
   if (cmd == "show") return redlab::app::show_main(rest);
   std::cerr << "redlab: unknown command '" << cmd << "' (see redlab --help)\n";
   return 2;

@@ -2,6 +2,7 @@
 
 #include "app/backend.h"
 #include "app/files.h"
+#include "app/lab.h"
 #include "app/report.h"
 
 #include <unistd.h>
@@ -48,6 +49,9 @@ struct Common {
   bool json = false;
   int64_t seeds = 0;
   std::map<std::string, std::string> script_files;
+  // sweep
+  std::string param;
+  std::optional<int64_t> from, to, steps;
 };
 
 int64_t parse_number(const std::string& flag, const std::string& text, int64_t min, int64_t max) {
@@ -137,6 +141,15 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
     } else if (a == "--script") {
       auto [k, v] = split_pair(a, value());
       c.script_files[k] = v;
+    } else if (a == "--param") {
+      c.param = value();
+      if (c.param.empty()) throw UsageError{"--param needs a parameter name"};
+    } else if (a == "--from") {
+      c.from = parse_number(a, value(), INT64_MIN, INT64_MAX);
+    } else if (a == "--to") {
+      c.to = parse_number(a, value(), INT64_MIN, INT64_MAX);
+    } else if (a == "--steps") {
+      c.steps = parse_number(a, value(), 1, kSweepStepsMax);
     } else if (a == "--lua-instructions-max") {
       // RunOptions::lua_instructions_max: the fake's scripts, all of one run together.
       c.run.lua_instructions_max = uint64_t(parse_number(a, value(), 1000, INT64_MAX));
@@ -791,6 +804,175 @@ int check_main(const std::vector<std::string>& args) {
       std::cout << "PASS " << sc.id << ": every graded check as required over seeds 1.." << seeds
                 << "\n";
     }
+    return 0;
+  });
+}
+
+// `redlab sweep`: one parameter over a range, each check's outcome at every point (lab.h).
+int sweep_main(const std::vector<std::string>& args) {
+  return guarded([&] {
+    Common c = parse_common("sweep", args,
+                            "--param --from --to --steps --seeds --set --variant --script --json "
+                            "--lang --lua-instructions-max ");
+    if (c.param.empty()) throw UsageError{"'sweep' needs --param NAME (the parameter to move)"};
+    Scenario sc = load(c);
+    const Param* p = sc.param(c.param);
+    SweepRequest request;
+    request.param = c.param;
+    request.from = c.from.value_or(p ? p->min : 0);
+    request.to = c.to.value_or(p ? p->max : 0);
+    request.steps = c.steps.value_or(11);
+    request.seeds = c.seeds ? c.seeds : 1;
+    request.base = c.run;
+    for (auto& [name, file] : c.script_files) {
+      if (!sc.script(name))
+        throw UsageError{"--script " + name + ": " + sc.id + " has no script \"" + name + "\""};
+      request.base.scripts[name] = read_script(name, file);
+      request.base.script_paths[name] = file;
+    }
+    try {
+      validate_sweep(sc, request);
+    } catch (const ScenarioError& e) {
+      throw UsageError{e.what()};
+    }
+    // Bad --variant / --set values are the engine's to judge: one run says it clearly.
+    {
+      RunOptions o = request.base;
+      o.set[request.param] = request.from;
+      o.seed = 1;
+      run_scenario(sc, o);
+    }
+    unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+    const bool progress = !c.json && isatty(2);
+    auto t0 = std::chrono::steady_clock::now();
+    SweepResult result = run_sweep(sc, request, threads, [&](int64_t done, int64_t total) {
+      if (progress && (done % 64 == 0 || done == total))
+        std::cerr << "\r" << done << "/" << total << " runs" << std::flush;
+    });
+    if (progress) std::cerr << "\r\033[K";
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto replay = [&](int64_t value, int64_t seed) {
+      std::string cmd = "redlab run " + sc.id + " --seed " + std::to_string(seed);
+      for (auto& [k, v] : c.run.variant) cmd += " --variant " + k + "=" + v;
+      for (auto& [k, v] : c.run.set) cmd += " --set " + k + "=" + std::to_string(v);
+      cmd += " --set " + request.param + "=" + std::to_string(value);
+      for (auto& [k, f] : c.script_files) cmd += " --script " + k + "=" + f;
+      return cmd;
+    };
+    if (c.json) {
+      ojson j;
+      j["scenario"] = sc.id;
+      j["param"] = request.param;
+      j["from"] = request.from;
+      j["to"] = request.to;
+      j["steps"] = request.steps;
+      j["seeds"] = request.seeds;
+      ojson variant = ojson::object(), set = ojson::object();
+      for (auto& [k, v] : c.run.variant) variant[k] = v;
+      for (auto& [k, v] : c.run.set) set[k] = v;
+      j["variant"] = variant;
+      j["set"] = set;
+      ojson points = ojson::array();
+      for (const SweepPoint& pt : result.points) {
+        ojson pj;
+        pj["value"] = pt.value;
+        ojson checks = ojson::array();
+        for (const SweepCheck& ch : pt.checks) {
+          ojson cj;
+          cj["name"] = ch.name;
+          cj["violated"] = ch.violated;
+          cj["not_judged"] = ch.not_judged;
+          if (ch.first_seed >= 0) {
+            cj["first_seed"] = ch.first_seed;
+            cj["replay"] = replay(pt.value, ch.first_seed);
+          }
+          checks.push_back(cj);
+        }
+        pj["checks"] = checks;
+        pj["expectation_unmet"] = pt.expectation_unmet;
+        points.push_back(pj);
+      }
+      j["points"] = points;
+      j["runs"] = result.runs;
+      j["runs_per_second"] = int64_t(double(result.runs) / std::max(secs, 1e-9));
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
+    // A table: a row per value, a column per check; then where each check changes its mind.
+    std::cout << "sweep " << sc.id << ": " << request.param << " from " << request.from << " to "
+              << request.to << " in " << request.steps << " steps, seeds 1.." << request.seeds;
+    std::string fixed;
+    for (auto& [k, v] : c.run.variant) fixed += (fixed.empty() ? "" : " ") + k + "=" + v;
+    for (auto& [k, v] : c.run.set)
+      fixed += (fixed.empty() ? "" : " ") + k + "=" + std::to_string(v);
+    if (!fixed.empty()) std::cout << " (" << fixed << ")";
+    std::cout << "\n";
+    auto cell = [&](const SweepCheck& ch) -> std::string {
+      std::string of = "/" + std::to_string(request.seeds);
+      if (ch.violated) return "violated " + std::to_string(ch.violated) + of;
+      if (ch.not_judged == request.seeds) return "n/a";
+      if (ch.not_judged) return "held, n/a " + std::to_string(ch.not_judged) + of;
+      return "held";
+    };
+    std::vector<size_t> width;
+    size_t value_width = request.param.size();
+    for (const SweepPoint& pt : result.points)
+      value_width = std::max(value_width, std::to_string(pt.value).size());
+    const std::vector<SweepCheck>& names = result.points.front().checks;
+    for (size_t i = 0; i < names.size(); i++) {
+      size_t w = names[i].name.size();
+      for (const SweepPoint& pt : result.points) w = std::max(w, cell(pt.checks[i]).size());
+      width.push_back(w);
+    }
+    auto pad = [](const std::string& s, size_t w) {
+      return s + std::string(w > s.size() ? w - s.size() : 0, ' ');
+    };
+    std::cout << "  " << std::string(value_width - request.param.size(), ' ') << request.param;
+    for (size_t i = 0; i < names.size(); i++) std::cout << "  " << pad(names[i].name, width[i]);
+    std::cout << "  expectation\n";
+    for (const SweepPoint& pt : result.points) {
+      std::string v = std::to_string(pt.value);
+      std::cout << "  " << std::string(value_width - v.size(), ' ') << v;
+      for (size_t i = 0; i < pt.checks.size(); i++)
+        std::cout << "  " << pad(cell(pt.checks[i]), width[i]);
+      std::cout << "  "
+                << (pt.expectation_unmet ? "NOT met in " + std::to_string(pt.expectation_unmet) +
+                                               "/" + std::to_string(request.seeds)
+                                         : std::string("met"))
+                << "\n";
+    }
+    // Where each check flips between held (in every seed) and violated (in some).
+    for (size_t i = 0; i < names.size(); i++) {
+      std::string flips;
+      for (size_t k = 1; k < result.points.size(); k++) {
+        bool was = result.points[k - 1].checks[i].violated > 0;
+        bool is = result.points[k].checks[i].violated > 0;
+        if (was == is) continue;
+        flips += std::string(flips.empty() ? "" : "; ") + (is ? "violated" : "held") + " from " +
+                 std::to_string(result.points[k].value) + " (" + (was ? "violated" : "held") +
+                 " at " + std::to_string(result.points[k - 1].value) + ")";
+      }
+      const SweepCheck* first = nullptr;
+      int64_t first_value = 0;
+      for (const SweepPoint& pt : result.points)
+        if (!first && pt.checks[i].violated) {
+          first = &pt.checks[i];
+          first_value = pt.value;
+        }
+      std::cout << "  " << names[i].name << ": "
+                << (!first          ? "held at every point"
+                    : flips.empty() ? "violated at every point"
+                                    : flips)
+                << "\n";
+      if (first)
+        std::cout << "      first: " << request.param << "=" << first_value << " seed "
+                  << first->first_seed << ": " << first->first_summary
+                  << "\n      replay: " << replay(first_value, first->first_seed) << "\n";
+    }
+    char rate[64];
+    std::snprintf(rate, sizeof rate, "%.2f s (%.0f runs/s)", secs,
+                  double(result.runs) / std::max(secs, 1e-9));
+    std::cout << result.runs << " runs in " << rate << " on " << threads << " threads\n";
     return 0;
   });
 }

@@ -1,4 +1,5 @@
-// The scenario subcommands of the CLI contract (DESIGN.md): list, run, explore, check.
+// The scenario subcommands of the CLI contract (DESIGN.md): list, run, explore, check, and
+// the lab's sweep.
 #pragma once
 
 #include <optional>
@@ -13,6 +14,7 @@ int list_main(const std::vector<std::string>& args);
 int run_main(const std::vector<std::string>& args);
 int explore_main(const std::vector<std::string>& args);
 int check_main(const std::vector<std::string>& args);
+int sweep_main(const std::vector<std::string>& args);
 
 // The scenarios directory: $REDLAB_SCENARIOS, else scenarios/ next to the binary's source
 // tree (build/redlab -> ../scenarios), else ./scenarios.

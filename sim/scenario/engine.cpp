@@ -523,6 +523,8 @@ class Engine {
                                       scheduler_.stop();
                                     }});
     trace_.set_meta("scenario", sc_.id);
+    if (!sc_.sha1.empty()) trace_.set_meta("scenario_sha1", sc_.sha1);
+    trace_.set_meta("tolerance_ms", std::to_string(sc_.tolerance_ms));
     trace_.set_meta("title", sc_.title.get(opt_.lang));
     trace_.set_meta("backend", backend_->describe());
     if (opt_.time_scale != 1.0) trace_.set_meta("time_scale", format_scale(opt_.time_scale));

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/client/options.h"
+#include "sim/fake/sha1.h"
 #include "sim/scenario/checks.h"
 #include "sim/scenario/scenario.h"
 
@@ -247,10 +248,11 @@ class Loader {
     const JsonValue& root = *doc;
     expect_object(root, "");
     sc_.file = file_;
-    check_keys(root, "", {"format",    "version",  "id",         "title",   "topic",   "story",
-                          "params",    "variants", "servers",    "network", "clients", "scripts",
-                          "resources", "setup",    "actors",     "faults",  "checks",  "expect",
-                          "narration", "exercise", "duration_ms"});
+    check_keys(root, "",
+               {"format",    "version",  "id",          "title",       "topic",   "story",
+                "params",    "variants", "servers",     "network",     "clients", "scripts",
+                "resources", "setup",    "actors",      "faults",      "checks",  "expect",
+                "narration", "exercise", "duration_ms", "tolerance_ms"});
     if (auto* v = root.find("format")) {
       if (!v->is_string() || v->as_string() != "redlab-scenario")
         fail(v->pos(), "format", "expected \"redlab-scenario\"");
@@ -276,6 +278,11 @@ class Loader {
     if (auto* v = root.find("duration_ms")) {
       sc_.duration_ms = duration(*v, "duration_ms");
       sc_.duration_where = Where{v->pos(), "duration_ms"};
+    }
+    if (auto* v = root.find("tolerance_ms")) {
+      sc_.tolerance_ms = integer(*v, "tolerance_ms");
+      if (sc_.tolerance_ms < 0 || sc_.tolerance_ms > 60000)
+        fail(v->pos(), "tolerance_ms", "expected 0..60000 (ms)");
     }
     load_servers(root.find("servers"));
     if (auto* v = root.find("network")) load_network(*v);
@@ -1315,7 +1322,9 @@ std::string comma_list(const std::vector<std::string>& names) {
 }
 
 Scenario load_scenario_text(std::string_view text, const std::string& file) {
-  return Loader(file).load(text);
+  Scenario sc = Loader(file).load(text);
+  sc.sha1 = fake::sha1_hex(text);
+  return sc;
 }
 
 Scenario load_scenario_file(const std::string& path) {

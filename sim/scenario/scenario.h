@@ -183,9 +183,9 @@ struct SetupCommand {
 // seed and requires each check in `expect` to come out as written, judged (checks.h).
 struct Exercise {
   Text task;
-  std::vector<Text> hints;  // revealed one at a time
-  std::string script;       // a script exercise: the script the student replaces
-  std::vector<std::string> choose;  // a settings exercise: what the student may set
+  std::vector<Text> hints;                     // revealed one at a time
+  std::string script;                          // a script exercise: the script the student replaces
+  std::vector<std::string> choose;             // a settings exercise: what the student may set
   std::map<std::string, std::string> variant;  // fixed by the exercise
   std::map<std::string, int64_t> set;          // fixed by the exercise
   int64_t seeds = 20;
@@ -215,6 +215,10 @@ struct Scenario {
   std::optional<Exercise> exercise;
   Expr duration_ms = Expr::constant(30000);
   Where duration_where{{}, "duration_ms"};
+  // Two runs whose aligned events are at most this far apart tell the same story: `redlab
+  // diff` lists timing differences within it as such (a real server's jitter, another seed).
+  int64_t tolerance_ms = 50;
+  std::string sha1;  // of the file's bytes: a trace names the exact scenario it ran
 
   const Param* param(const std::string& name) const;
   const Variant* variant(const std::string& name) const;

@@ -1,0 +1,221 @@
+// The lab's headless commands, as a child process: `redlab sweep` (a parameter over a range,
+// each check's outcome at every point) and `redlab diff` (two runs compared: inputs,
+// verdicts, the first divergence, events and fields that differ, timing beyond the
+// tolerance). What a teacher reads off them must be what the runs did.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/child.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using redlab::test::Child;
+
+Child redlab(const std::vector<std::string>& args) {
+  return redlab::test::run_child(REDLAB_BINARY, args);
+}
+
+// One line on stderr, no stdout, exit 2: the contract for bad input.
+void expect_usage_error(const std::vector<std::string>& args, const std::string& needle) {
+  Child c = redlab(args);
+  std::string line = args.empty() ? "" : args[0];
+  for (size_t i = 1; i < args.size(); i++) line += " " + args[i];
+  EXPECT_EQ(c.status, 2) << line << "\n" << c.out << c.err;
+  EXPECT_EQ(c.out, "") << line;
+  EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << line << ": " << c.err;
+  EXPECT_NE(c.err.find(needle), std::string::npos) << line << ": " << c.err;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "redlab-lab-test-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+// ---- sweep ----
+
+// The watchdog protects until the pause outlasts the TTL left since its last extend: with a
+// 10 s TTL extended every 3333 ms, the pause at 2 s finds 8 s left. The sweep shows the
+// lock held through 8 s of pause and lost from 9 s, in every seed.
+TEST(Sweep, FindsWhereTheWatchdogStopsProtecting) {
+  Child c =
+      redlab({"sweep", "ttl-double-holder", "--param", "pause_ms", "--from", "0", "--to", "12000",
+              "--steps", "13", "--seeds", "3", "--variant", "watchdog=on", "--json"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  json j = json::parse(c.out);
+  EXPECT_EQ(j["param"], "pause_ms");
+  ASSERT_EQ(j["points"].size(), 13u);
+  EXPECT_EQ(j["runs"], 39);
+  for (const auto& p : j["points"]) {
+    int64_t value = p["value"];
+    EXPECT_EQ(value % 1000, 0);
+    for (const auto& ch : p["checks"]) {
+      if (ch["name"] != "mutual_exclusion") continue;
+      if (value <= 8000) {
+        EXPECT_EQ(ch["violated"], 0) << value;
+      }
+      if (value >= 9000) {
+        EXPECT_EQ(ch["violated"], 3) << value;
+        EXPECT_EQ(ch["first_seed"], 1) << value;
+        EXPECT_NE(ch["replay"].get<std::string>().find("--set pause_ms=" + std::to_string(value)),
+                  std::string::npos);
+      }
+    }
+    EXPECT_EQ(p["expectation_unmet"], 0) << value;
+  }
+  // The text says where it changes, and how to replay the first violation.
+  Child t = redlab({"sweep", "ttl-double-holder", "--param", "pause_ms", "--from", "0", "--to",
+                    "12000", "--steps", "13", "--seeds", "3", "--variant", "watchdog=on"});
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("mutual_exclusion: violated from 9000 (held at 8000)"), std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("replay: redlab run ttl-double-holder --seed 1 --variant watchdog=on "
+                       "--set pause_ms=9000"),
+            std::string::npos)
+      << t.out;
+}
+
+// The tally is the same whatever the threads did: every (point, seed) lands in its place.
+TEST(Sweep, SameInputsSamePoints) {
+  std::vector<std::string> args{
+      "sweep", "watch-retry-storm", "--param", "buyers",  "--from", "5",     "--to",
+      "40",    "--steps",           "8",       "--seeds", "4",      "--json"};
+  json a = json::parse(redlab(args).out), b = json::parse(redlab(args).out);
+  EXPECT_EQ(a["points"], b["points"]);
+  EXPECT_EQ(a["runs"], 32);
+}
+
+TEST(Sweep, BadRequestsAreOneLineErrors) {
+  expect_usage_error({"sweep", "ttl-double-holder"}, "needs --param");
+  expect_usage_error({"sweep", "ttl-double-holder", "--param", "nope"},
+                     "has no such parameter (it has ttl_ms, work_ms, pause_ms)");
+  expect_usage_error({"sweep", "ttl-double-holder", "--param", "ttl_ms", "--from", "10"},
+                     "--from 10: ttl_ms goes from 1000 to 60000");
+  expect_usage_error({"sweep", "ttl-double-holder", "--param", "ttl_ms", "--steps", "0"},
+                     "--steps");
+  expect_usage_error({"sweep", "ttl-double-holder", "--param", "ttl_ms", "--set", "ttl_ms=5000"},
+                     "that is the parameter being swept");
+  expect_usage_error({"sweep", "ttl-double-holder", "--param", "ttl_ms", "--variant", "x=y"}, "x");
+  expect_usage_error({"sweep", "ttl-double-holder", "--param", "ttl_ms", "--backend", "spawn"},
+                     "unknown option --backend");
+}
+
+// ---- diff ----
+
+struct Runs {
+  TempDir dir;
+  std::string trace(const std::string& name, const std::vector<std::string>& flags) {
+    std::string path = dir.file(name + ".json");
+    std::vector<std::string> args{"run", "ttl-double-holder", "--trace", path};
+    args.insert(args.end(), flags.begin(), flags.end());
+    Child c = redlab(args);
+    EXPECT_TRUE(c.status == 0 || c.status == 1) << c.err;
+    return path;
+  }
+  std::string json_output(const std::string& name, const std::vector<std::string>& flags) {
+    std::string path = dir.file(name + ".out.json");
+    std::vector<std::string> args{"run", "ttl-double-holder", "--json"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    Child c = redlab(args);
+    std::ofstream(path) << c.out;
+    return path;
+  }
+};
+
+TEST(Diff, ARunAgainstItselfDiffersInNothing) {
+  Runs r;
+  std::string a = r.trace("a", {});
+  Child c = redlab({"diff", a, a});
+  EXPECT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("verdicts: the same (4 checks, expectation met)"), std::string::npos)
+      << c.out;
+  EXPECT_NE(c.out.find("no event differs (and no timing beyond the tolerance)"), std::string::npos)
+      << c.out;
+  EXPECT_NE(c.out.find("0 only in A, 0 only in B, 0 in their fields, 0 in timing"),
+            std::string::npos)
+      << c.out;
+}
+
+// Another seed: the same story with other lock tokens and another jitter. Tokens are renamed
+// by role, so no reply differs; C's start differs by its jitter, beyond 50 ms.
+TEST(Diff, AnotherSeedIsTheSameStoryAtOtherTimes) {
+  Runs r;
+  Child c = redlab({"diff", r.trace("a", {}), r.trace("b", {"--seed", "2"}), "--json"});
+  EXPECT_EQ(c.status, 0) << c.err;
+  json j = json::parse(c.out);
+  EXPECT_EQ(j["verdicts_differ"], false);
+  EXPECT_EQ(j["inputs_differ"], json::array({"seed 1 / 2"}));
+  EXPECT_EQ(j["counts"]["value"], 0);
+  EXPECT_EQ(j["counts"]["only_in_a"], 0);
+  EXPECT_EQ(j["counts"]["only_in_b"], 0);
+  EXPECT_GT(j["counts"]["timing"], 0);
+  EXPECT_FALSE(j.contains("first_divergence"));
+  EXPECT_EQ(j["tolerance_ms"], 50);  // the scenario's, written into the trace
+}
+
+// The fix against the bug: the verdict that flips, the moment the runs part (A's release at
+// 12 s: DEL against the compare-and-delete script), what only one run has. Exit status 1.
+TEST(Diff, TheFixFlipsAVerdictAndPartsAtTheRelease) {
+  Runs r;
+  std::string del = r.trace("del", {}), lua = r.trace("lua", {"--variant", "release=lua"});
+  Child c = redlab({"diff", del, lua});
+  EXPECT_EQ(c.status, 1) << c.err;
+  EXPECT_NE(c.out.find("variant.release del / lua"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("VERDICTS DIFFER:\n  no_foreign_unlock: violated (2) / held"),
+            std::string::npos)
+      << c.out;
+  EXPECT_NE(c.out.find("first divergence at 12.0 s: A's lock_release (step 3) lock:job:42: "
+                       "method del / lua"),
+            std::string::npos)
+      << c.out;
+  EXPECT_NE(c.out.find("only in A  A's lock_released (step 3) lock:job:42"), std::string::npos)
+      << c.out;
+  EXPECT_NE(c.out.find("not compared, recorded by B only: lock_lost, script_fallback"),
+            std::string::npos)
+      << c.out;
+  // From `run --json` outputs only the verdicts can be compared, and it says so.
+  Child v = redlab(
+      {"diff", r.json_output("del", {}), r.json_output("lua", {"--variant", "release=lua"})});
+  EXPECT_EQ(v.status, 1) << v.err;
+  EXPECT_NE(v.out.find("no_foreign_unlock: violated (2) / held"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("only verdicts compared"), std::string::npos) << v.out;
+  // A trace against a --json object of the same run: the same verdicts.
+  Child m = redlab({"diff", del, r.json_output("del2", {})});
+  EXPECT_EQ(m.status, 0) << m.out << m.err;
+}
+
+TEST(Diff, BadInputIsAOneLineError) {
+  Runs r;
+  std::string a = r.trace("a", {});
+  expect_usage_error({"diff", a}, "needs two runs");
+  expect_usage_error({"diff", a, r.dir.file("missing.json")}, "missing.json");
+  std::string junk = r.dir.file("junk.json");
+  std::ofstream(junk) << "{\"hello\": 1}";
+  expect_usage_error({"diff", a, junk}, "not a redlab run");
+  std::string text = r.dir.file("text.json");
+  std::ofstream(text) << "not json at all";
+  expect_usage_error({"diff", text, a}, "not JSON");
+  expect_usage_error({"diff", a, a, "--tolerance-ms", "-3"}, "--tolerance-ms -3");
+  expect_usage_error({"diff", a, a, "--frobnicate"}, "unknown option --frobnicate");
+}
+
+}  // namespace
