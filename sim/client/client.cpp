@@ -310,44 +310,45 @@ void Client::finish(std::shared_ptr<Call> call, PipelineResult r) {
 void Client::exchange(CallKind kind, const Pool::ConnPtr& conn, const std::vector<Argv>& cmds,
                       TimeUs deadline_us, TraceTag tag, PipelineDone done) {
   std::vector<Argv> wire;
+  wire.reserve(cmds.size() + (kind == CallKind::Tx ? 2 : 0));
   if (kind == CallKind::Tx) wire.push_back({"MULTI"});
   for (const Argv& a : cmds) wire.push_back(a);
   if (kind == CallKind::Tx) wire.push_back({"EXEC"});
   // One span per command on the wire, command .. reply; its id travels with the command as
-  // the cause of what the server does for it.
-  std::vector<int64_t> spans(wire.size(), 0);
+  // the cause of what the server does for it. The ids are consecutive (taken together, before
+  // any event), so the reply's callback keeps the first one rather than a vector of them.
+  const size_t wanted = wire.size();
+  const int64_t first_span = tracer_.new_spans(wanted);
   if (tracer_.on())
-    for (size_t i = 0; i < wire.size(); i++) {
-      spans[i] = tracer_.new_span();
+    for (size_t i = 0; i < wanted; i++) {
       TraceEvent e = tracer_.make("command", conn->id(), tag.step, tag.attempt, "", tag.actor);
-      e.span = spans[i];
+      e.span = first_span + static_cast<int64_t>(i);
       tracer_.emit(std::move(e).with(F::argv, trace_argv(wire[i])));
     }
   size_t n = cmds.size();
-  size_t wanted = wire.size();
   Tracer tracer = tracer_;
   net::ConnId conn_id = conn->id();
   conn->roundtrip(
-      std::move(wire), spans, wanted, deadline_us,
-      [kind, n, tracer, conn_id, tag, spans, done = std::move(done)](std::vector<Reply> replies,
-                                                                     Error err) {
+      std::move(wire), first_span, wanted, deadline_us,
+      [kind, n, wanted, tracer, conn_id, tag, first_span, done = std::move(done)](
+          std::vector<Reply> replies, Error err) {
         if (tracer.on()) {
           for (size_t i = 0; i < replies.size(); i++) {
             const Reply& r = replies[i];
             TraceEvent e = tracer.make("reply", conn_id, tag.step, tag.attempt, "", tag.actor);
-            e.ends = i < spans.size() ? spans[i] : 0;
+            e.ends = i < wanted ? first_span + static_cast<int64_t>(i) : 0;
             e.with(F::reply, format_short(r));
             if (r.is_error()) e.with(F::error, r.str).with(F::error_class, "server");
             tracer.emit(std::move(e));
           }
           // The commands left without a reply: the first ends with the read's error, the
           // others with no_reply.
-          for (size_t i = replies.size(); !err.ok() && i < spans.size(); i++) {
+          for (size_t i = replies.size(); !err.ok() && i < wanted; i++) {
             const char* what = i > replies.size()                   ? "no_reply"
                                : err.kind == ErrorKind::ReadTimeout ? "read_timeout"
                                                                     : "eof";
             TraceEvent e = tracer.make(what, conn_id, tag.step, tag.attempt, err.text, tag.actor);
-            e.ends = spans[i];
+            e.ends = first_span + static_cast<int64_t>(i);
             tracer.emit(
                 std::move(e).with(F::error, err.text).with(F::error_class, error_class(err.kind)));
           }

@@ -61,7 +61,7 @@ void Conn::handle_connected() {
   if (cb) cb(Error::none());
 }
 
-void Conn::roundtrip(std::vector<Argv> cmds, const std::vector<int64_t>& causes, size_t replies,
+void Conn::roundtrip(std::vector<Argv> cmds, int64_t first_cause, size_t replies,
                      TimeUs deadline_us, ReadDone done) {
   REDLAB_ASSERT(state_ == State::Connected && "a round trip needs a connected connection");
   REDLAB_ASSERT(!read_done_ && "one round trip at a time on a connection");
@@ -71,7 +71,8 @@ void Conn::roundtrip(std::vector<Argv> cmds, const std::vector<int64_t>& causes,
   replies_wanted_ = replies;
   replies_.clear();
   for (size_t i = 0; i < cmds.size(); i++)
-    transport_.send(id_, std::move(cmds[i]), i < causes.size() ? causes[i] : 0);
+    transport_.send(id_, std::move(cmds[i]),
+                    first_cause > 0 ? first_cause + static_cast<int64_t>(i) : 0);
   if (eof_seen_) {
     // The peer is gone already: the read fails at once with EOF.
     std::weak_ptr<Conn> weak = weak_from_this();

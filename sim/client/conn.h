@@ -38,9 +38,10 @@ class Conn : public std::enable_shared_from_this<Conn> {
   void dial(TimeUs timeout_at_us, DialDone done);
   // Writes cmds, then reads `replies` replies. done(replies, ok), or at deadline_us
   // (kTimeNeverUs = none) done(replies so far, ReadTimeout), or done(.., Eof) on EOF.
-  // causes[i] (may be shorter) is the trace span of cmds[i], passed to the transport.
-  void roundtrip(std::vector<Argv> cmds, const std::vector<int64_t>& causes, size_t replies,
-                 TimeUs deadline_us, ReadDone done);
+  // The trace spans of cmds are first_cause, first_cause + 1, ... (0: none), passed to the
+  // transport as each command's cause.
+  void roundtrip(std::vector<Argv> cmds, int64_t first_cause, size_t replies, TimeUs deadline_us,
+                 ReadDone done);
   // Writes without waiting for anything (pub/sub SUBSCRIBE: confirmations are pushes).
   void write(Argv argv, int64_t cause = 0);
   // Closes our side; no callback of this connection runs afterwards (a pending dial or

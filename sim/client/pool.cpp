@@ -56,14 +56,14 @@ void Pool::stats_changed() {
 TraceEvent Pool::stats_event(const char* kind, const PoolStats& s) const {
   TraceEvent e = tracer_.make(kind, -1, -1, -1);
   e.fields.reserve(7);  // past FieldList's inline room: straight to one block of seven
-  return std::move(e)
-      .with(F::server, server_)
+  e.with(F::server, server_)
       .with(F::hits, static_cast<int64_t>(s.hits))
       .with(F::misses, static_cast<int64_t>(s.misses))
       .with(F::timeouts, static_cast<int64_t>(s.timeouts))
       .with(F::total, static_cast<int64_t>(s.total_conns))
       .with(F::idle, static_cast<int64_t>(s.idle_conns))
       .with(F::stale, static_cast<int64_t>(s.stale_conns));
+  return e;  // returned in place (a `return std::move(e).with(...)` chain moved it once more)
 }
 
 void Pool::get(TimeUs deadline_us, TraceTag tag, GetDone done) {

@@ -22,6 +22,14 @@ class Tracer {
   bool on() const { return trace_ != nullptr; }
   // A new span id; 0 (no span) without a trace.
   int64_t new_span() const { return trace_ ? trace_->new_span() : 0; }
+  // n consecutive new span ids (taken one after another, nothing between): the first, or 0
+  // without a trace or for n = 0.
+  int64_t new_spans(size_t n) const {
+    if (!trace_ || n == 0) return 0;
+    int64_t first = trace_->new_span();
+    for (size_t i = 1; i < n; i++) trace_->new_span();
+    return first;
+  }
   // An event stamped with now and the actor (who acted when several actors, goroutines,
   // share one client; empty = the process). Add fields, then emit() it.
   TraceEvent make(std::string kind, int64_t connection, int64_t step, int64_t attempt,
