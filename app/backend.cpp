@@ -8,6 +8,7 @@
 #include "real/acl.h"
 #include "real/real_backend.h"
 #include "real/redis_conn.h"
+#include "real/spawn.h"
 
 namespace redlab::app {
 namespace {
@@ -64,14 +65,15 @@ void validate_backend(const BackendChoice& choice) {
   if (!(choice.time_scale > 0))
     throw BackendError("--time-scale must be above 0 (0.1 runs ten times faster)");
   const std::string& b = choice.backend;
-  if (b == "fake" || b == "spawn") return;
-  if (b.rfind("redis://", 0) == 0 || b.rfind("unix://", 0) == 0) {
+  if (b == "fake" || real::spawn_program(b)) return;
+  if (b.rfind("redis://", 0) == 0 || b.rfind("valkey://", 0) == 0 || b.rfind("unix://", 0) == 0) {
     real::Endpoint ep;
     if (auto err = real::parse_endpoint(b, ep)) throw BackendError("--backend: " + *err);
     return;
   }
   throw BackendError("--backend " + without_credentials(b) +
-                     ": expected fake, spawn, redis://HOST:PORT or unix:///PATH");
+                     ": expected fake, spawn, spawn:redis, spawn:valkey, redis://HOST:PORT, "
+                     "valkey://HOST:PORT or unix:///PATH");
 }
 
 scenario::RunResult run_on_backend(const scenario::Scenario& sc,

@@ -1,5 +1,6 @@
 // Running a scenario on the backend the user chose: the in-process fake, private
-// redis-server processes redlab spawns (`spawn`), or a server the user names (redis://...).
+// redis-server processes redlab spawns (`spawn`, `spawn:redis`) or valkey-server ones
+// (`spawn:valkey`), or a server the user names (redis://..., valkey://...).
 // The CLI (run/explore/check) and the GUI both come through here, so they agree on what each
 // backend means, on the safety rules of DESIGN.md and on the messages for an unusable server.
 #pragma once
@@ -14,8 +15,9 @@
 namespace redlab::app {
 
 struct BackendChoice {
-  std::string backend =
-      "fake";  // "fake", "spawn", or a URL: redis://[user:pass@]host:port[/db], unix:///path
+  // "fake", "spawn" (= "spawn:redis"), "spawn:valkey", or a URL:
+  // redis://[user:pass@]host:port[/db] (valkey:// the same), unix:///path
+  std::string backend = "fake";
   double time_scale = 1.0;           // real backends: every duration of the scenario times this
   bool allow_server_faults = false;  // server-wide faults on a server redlab did not spawn
 };

@@ -33,7 +33,8 @@ const Command kCommands[] = {
      "        --presenter: the projector layout (P or F5 toggles it, H lists the keys)\n",
      false},
     {"repl",
-     "  repl [--backend fake|redis://HOST:PORT] [--echo] [--reply-timeout-ms MS]\n"
+     "  repl [--backend fake|redis://HOST:PORT|valkey://HOST:PORT] [--echo] [--reply-timeout-ms "
+     "MS]\n"
      "        commands on stdin, one per line (redis-cli quoting); replies printed like\n"
      "        `redis-cli --no-raw`. Extra lines: @CONN CMD, :send CONN CMD, :recv CONN [MS],\n"
      "        :close CONN, :sleep MS, # comment. A line holds at most 16 MiB.\n",
@@ -83,10 +84,11 @@ const char* kScenarioNote =
     "SCENARIO is an id from scenarios/ (see list) or a path to a .json file.\n";
 
 const char* kBackendOptions =
-    "  --backend fake | spawn | redis://[user:pass@]HOST:PORT[/DB] | unix:///PATH\n"
+    "  --backend fake | spawn[:redis|:valkey] | redis://[user:pass@]HOST:PORT[/DB] | unix:///PATH\n"
     "        fake: the in-process fake Redis on virtual time (the default); spawn: private\n"
-    "        redis-server processes redlab starts and stops; a URL: your server, where every\n"
-    "        key lives under redlab:<run-id>: and is deleted after the run\n"
+    "        redis-server processes redlab starts and stops (spawn:valkey: valkey-server);\n"
+    "        a URL (valkey:// too): your server, where every key lives under redlab:<run-id>:\n"
+    "        and is deleted after the run\n"
     "  --time-scale X        real backends: every duration of the scenario times X\n"
     "  --allow-server-faults server-wide faults and config on a server redlab did not start\n"
     "  --lua-instructions-max N  the fake: Lua VM instructions a run may execute, all its\n"

@@ -162,6 +162,12 @@ std::string report_text(const Trace& trace) {
   out << "\n";
   std::string p = meta_pairs(trace, "param.");
   if (!p.empty()) out << "params " << p << "\n";
+  // Real backends: what each server was (INFO server): "servers redis (valkey 8.0.1)".
+  std::string servers;
+  for (const auto& [k, v] : trace.meta())
+    if (k.rfind("server.", 0) == 0)
+      servers += (servers.empty() ? "" : ", ") + k.substr(7) + " (" + v + ")";
+  if (!servers.empty()) out << "servers " << servers << "\n";
   out << "\n" << chart(ix, 60) << "\n";
   out << "events\n";
   size_t shown = 0, hidden = 0;
@@ -230,6 +236,15 @@ ojson report_json(const Trace& trace) {
   }
   j["variant"] = variant;
   j["params"] = params;
+  // Real backends: each server's program and version ("server.redis": "valkey 8.0.1").
+  ojson servers = ojson::object();
+  for (const auto& [k, v] : trace.meta()) {
+    if (k.rfind("server.", 0) != 0) continue;
+    size_t blank = v.find(' ');
+    servers[k.substr(7)] = {{"software", v.substr(0, blank)},
+                            {"version", blank == std::string::npos ? "" : v.substr(blank + 1)}};
+  }
+  if (!servers.empty()) j["servers"] = servers;
   ojson checks = ojson::array();
   for (const TraceCheck& c : ix.checks()) {
     ojson cj;

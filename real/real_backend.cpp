@@ -7,6 +7,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <thread>
 
 #include "real/key_prefix.h"
@@ -103,8 +104,35 @@ std::string upper_name(const net::Argv& argv) {
 
 }  // namespace
 
+std::string software_of_info(const std::string& info) {
+  std::map<std::string, std::string> fields;
+  size_t start = 0;
+  // One pass over the lines of the reply ("name:value\r\n", "# Section").
+  while (start < info.size()) {
+    size_t end = info.find('\n', start);
+    if (end == std::string::npos) end = info.size();
+    std::string line = info.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    size_t colon = line.find(':');
+    if (colon != std::string::npos && line[0] != '#')
+      fields.emplace(line.substr(0, colon), line.substr(colon + 1));
+    start = end + 1;
+  }
+  auto field = [&](const std::string& name) {
+    auto it = fields.find(name);
+    return it == fields.end() ? std::string() : it->second;
+  };
+  std::string name = field("server_name");
+  if (name.empty()) name = "redis";
+  std::string version = field(name + "_version");
+  if (version.empty()) version = field("redis_version");
+  return version.empty() ? "" : name + " " + version;
+}
+
 RealBackend::RealBackend(RealBackendOptions options) : options_(std::move(options)) {
-  spawn_ = options_.backend == "spawn";
+  std::optional<ServerProgram> program = spawn_program(options_.backend);
+  spawn_ = program.has_value();
+  program_ = program.value_or(ServerProgram::redis);
   if (!spawn_) {
     if (auto error = parse_endpoint(options_.backend, url_endpoint_))
       throw BackendError("--backend: " + *error);
@@ -118,11 +146,11 @@ RealBackend::~RealBackend() {
 std::string RealBackend::address(const Endpoint& ep) const {
   if (!ep.unix_path.empty())
     return "unix://" + ep.unix_path + (ep.db != 0 ? "?db=" + std::to_string(ep.db) : "");
-  return "redis://" + ep.display() + (ep.db != 0 ? "/" + std::to_string(ep.db) : "");
+  return ep.scheme + "://" + ep.display() + (ep.db != 0 ? "/" + std::to_string(ep.db) : "");
 }
 
 std::string RealBackend::describe() const {
-  return spawn_ ? "spawn" : address(url_endpoint_);
+  return spawn_ ? options_.backend : address(url_endpoint_);
 }
 
 std::vector<int> RealBackend::spawned_ports() const {
@@ -168,7 +196,7 @@ void RealBackend::start(Scheduler& scheduler, Trace* trace, uint64_t seed,
                            "--allow-server-faults");
     }
   }
-  if (spawn_) spawned_ = std::make_unique<SpawnedServers>(servers.size());
+  if (spawn_) spawned_ = std::make_unique<SpawnedServers>(servers.size(), AclArgv{}, program_);
   for (size_t i = 0; i < servers.size(); i++) {
     Server s;
     s.name = servers[i].name;
@@ -177,6 +205,7 @@ void RealBackend::start(Scheduler& scheduler, Trace* trace, uint64_t seed,
       s.spawn_index = i;
       s.endpoint.host = "127.0.0.1";
       s.endpoint.port = spawned_->port(i);
+      s.endpoint.scheme = program_ == ServerProgram::valkey ? "valkey" : "redis";
       s.endpoint.password.clear();  // REDIS_PASSWORD is for the user's server, not ours
     } else {
       s.endpoint = url_endpoint_;
@@ -193,6 +222,7 @@ void RealBackend::start(Scheduler& scheduler, Trace* trace, uint64_t seed,
       throw BackendError(address(s.endpoint) + ": " + (error.empty() ? "PING timed out" : error));
     }
     if (pong->is_error()) throw BackendError(address(s.endpoint) + ": " + pong->str);
+    read_software(s);
     // Before any config is changed: a run the server cannot be made to keep in its corner
     // is refused with nothing done.
     if (!spawn_) create_run_user(s);
@@ -214,6 +244,26 @@ void RealBackend::start(Scheduler& scheduler, Trace* trace, uint64_t seed,
   run_started_ = true;
   for (const Server& s : servers_)
     fabric_->add_server(s.name, run_user_made_ ? run_user_endpoint(s) : s.endpoint);
+}
+
+void RealBackend::read_software(Server& s) {
+  std::string error;
+  Connection* conn = admin_conn(s, kConnectTimeoutMs, error);
+  auto info = conn ? conn->command({"INFO", "server"}, kAdminTimeoutMs, error) : std::nullopt;
+  if (!info) {
+    s.admin.reset();  // a late reply would be taken for the next command's
+    return;
+  }
+  // Credentials without INFO (NOPERM) leave the software unknown: nothing is recorded.
+  if (info->kind != Reply::Kind::Bulk && info->kind != Reply::Kind::Status) return;
+  s.software = software_of_info(info->str);
+  if (trace_ && !s.software.empty()) trace_->set_meta(kServerMetaPrefix + s.name, s.software);
+}
+
+const std::string& RealBackend::server_software(const std::string& server) const {
+  for (const Server& s : servers_)
+    if (s.name == server) return s.software;
+  return kNoUser;
 }
 
 std::vector<std::string> RealBackend::extra_rules() const {

@@ -1,6 +1,7 @@
-// The real-Redis backend: a scenario's servers are redis-server processes redlab spawns
-// (`spawn`) or one server the user names (redis://..., unix://...), reached through
-// RealFabric on the wall clock.
+// The real-Redis backend: a scenario's servers are redis-server (or valkey-server) processes
+// redlab spawns (`spawn`, `spawn:redis`, `spawn:valkey`) or one server the user names
+// (redis://..., valkey://..., unix://...), reached through RealFabric on the wall clock. Each
+// server's program and version (INFO server) go into the trace's meta (`server.NAME`).
 //
 // Safety (DESIGN.md "Real servers: safety", docs/real-backend.md): every key lives under
 // `redlab:<run-id>:` (the fabric and admin() rewrite commands), and on a server redlab did not
@@ -38,8 +39,17 @@
 
 namespace redlab::real {
 
+// The trace meta key of a server's program and version: "server.redis" = "valkey 8.0.1".
+inline const std::string kServerMetaPrefix = "server.";
+
+// "valkey 8.0.1", "redis 7.0.15" from the text of INFO server: server_name (Valkey; Redis has
+// none: "redis") and that name's <name>_version, else redis_version (which Valkey 8 keeps at
+// 7.2.4 for clients that check it). "" when the text has no version.
+std::string software_of_info(const std::string& info);
+
 struct RealBackendOptions {
-  std::string backend;  // "spawn", or a URL: redis://[user:pass@]host:port[/db], unix://
+  std::string backend;               // "spawn", "spawn:redis", "spawn:valkey", or a URL:
+                                     // redis://[user:pass@]host:port[/db] (valkey:// too), unix://
   bool allow_server_faults = false;  // server-wide faults and CONFIG SET on a user's server
 };
 
@@ -77,6 +87,8 @@ class RealBackend final : public scenario::Backend {
   const std::string& run_user() const { return run_user_made_ ? run_user_.name : kNoUser; }
   const std::vector<std::string>& run_user_rules() const { return run_user_rules_; }
   const std::string& no_run_user_reason() const { return no_run_user_reason_; }
+  // A server's program and version as INFO server gave them ("valkey 8.0.1"); "" when unknown.
+  const std::string& server_software(const std::string& server) const;
   // Ports of the spawned servers in declaration order (empty for a URL backend).
   std::vector<int> spawned_ports() const;
   // Tests: the processes (nullptr for a URL backend) and the concrete fabric.
@@ -111,12 +123,15 @@ class RealBackend final : public scenario::Backend {
     bool shut_down = false;                   // SHUTDOWN NOSAVE at the end (a spawned server)
     std::vector<std::pair<std::string, std::string>> config;   // as applied (re-applied on restart)
     std::vector<std::pair<std::string, std::string>> restore;  // a user's values before the run
+    std::string software;  // "valkey 8.0.1" (INFO server), "" when it could not be read
   };
   Server& server_named(const std::string& name);
   std::string address(const Endpoint& ep) const;
   // The admin connection, (re)opened if needed; nullptr and error set when unreachable.
   Connection* admin_conn(Server& s, int timeout_ms, std::string& error);
   void apply_config(Server& s, std::vector<ConfigRefusal>* refused);
+  // INFO server on the admin connection: s.software, and the trace's meta.
+  void read_software(Server& s);
   bool server_faults_allowed() const { return spawn_ || options_.allow_server_faults; }
   // The ACL rule names of the server-wide commands the run needs (with allow_server_faults).
   std::vector<std::string> extra_rules() const;
@@ -149,6 +164,7 @@ class RealBackend final : public scenario::Backend {
 
   RealBackendOptions options_;
   bool spawn_ = false;
+  ServerProgram program_ = ServerProgram::redis;  // what `spawn...` starts
   Endpoint url_endpoint_;
   std::string run_id_;
   std::string key_prefix_;

@@ -77,8 +77,15 @@ std::optional<std::string> parse_endpoint(const std::string& url, Endpoint& out)
     out = ep;
     return std::nullopt;
   }
-  if (url.rfind("redis://", 0) != 0) return "expected redis://HOST:PORT or unix:///PATH";
-  rest = url.substr(8);
+  // valkey:// is Valkey's own spelling of the same URL (its clients take both).
+  if (url.rfind("redis://", 0) == 0) {
+    ep.scheme = "redis";
+  } else if (url.rfind("valkey://", 0) == 0) {
+    ep.scheme = "valkey";
+  } else {
+    return "expected redis://HOST:PORT, valkey://HOST:PORT or unix:///PATH";
+  }
+  rest = url.substr(ep.scheme.size() + 3);
   size_t at = rest.rfind('@');
   if (at != std::string::npos) {
     std::string cred = rest.substr(0, at);

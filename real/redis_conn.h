@@ -16,9 +16,11 @@ struct redisReply;
 
 namespace redlab::real {
 
-// redis://[user:password@]host:port[/db] or unix:///path/to/socket[?db=N]. The password may
-// also come from REDIS_PASSWORD; it is never printed.
+// redis://[user:password@]host:port[/db] (or valkey://, the same) or
+// unix:///path/to/socket[?db=N]. The password may also come from REDIS_PASSWORD; it is never
+// printed.
 struct Endpoint {
+  std::string scheme = "redis";  // as the URL spelled it: "redis" or "valkey" (messages)
   std::string host = "127.0.0.1";
   int port = 6379;
   std::string unix_path;

@@ -145,9 +145,20 @@ bool executable(const std::string& path) {
 
 }  // namespace
 
-std::string SpawnedServers::find_redis_server() {
-  if (const char* env = std::getenv("REDLAB_REDIS_SERVER"); env && *env)
-    return executable(env) ? env : "";
+const char* program_binary(ServerProgram program) {
+  return program == ServerProgram::valkey ? "valkey-server" : "redis-server";
+}
+
+std::optional<ServerProgram> spawn_program(const std::string& backend) {
+  if (backend == "spawn" || backend == "spawn:redis") return ServerProgram::redis;
+  if (backend == "spawn:valkey") return ServerProgram::valkey;
+  return std::nullopt;
+}
+
+std::string SpawnedServers::find_server(ServerProgram program) {
+  const char* variable =
+      program == ServerProgram::valkey ? "REDLAB_VALKEY_SERVER" : "REDLAB_REDIS_SERVER";
+  if (const char* env = std::getenv(variable); env && *env) return executable(env) ? env : "";
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
   size_t start = 0;
@@ -156,19 +167,20 @@ std::string SpawnedServers::find_redis_server() {
     if (end == std::string::npos) end = dirs.size();
     std::string dir = dirs.substr(start, end - start);
     if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/redis-server";
+    std::string candidate = dir + "/" + program_binary(program);
     if (executable(candidate)) return candidate;
     start = end + 1;
   }
   return "";
 }
 
-SpawnedServers::SpawnedServers(size_t count, std::vector<std::string> extra_args)
-    : extra_args_(std::move(extra_args)) {
-  binary_ = find_redis_server();
+SpawnedServers::SpawnedServers(size_t count, std::vector<std::string> extra_args,
+                               ServerProgram program)
+    : program_(program), extra_args_(std::move(extra_args)) {
+  const std::string name = program_binary(program_);
+  binary_ = find_server(program_);
   if (binary_.empty())
-    throw BackendError(
-        "redis-server not found in PATH: install redis-server (script/bootstrap does)");
+    throw BackendError(name + " not found in PATH: install " + name + " (script/bootstrap does)");
   install_handlers();
   servers_.resize(count);
   try {
@@ -283,11 +295,11 @@ void SpawnedServers::start_one(Server& s, bool keep_port) {
     if (s.pid > 0) stop_one(s, 0);
     bool port_taken = tail.find("Address already in use") != std::string::npos;
     if (keep_port || !port_taken)
-      throw BackendError("redis-server on port " + std::to_string(s.port) + " " + reason +
-                         (tail.empty() ? "" : ": " + tail));
+      throw BackendError(std::string(program_binary(program_)) + " on port " +
+                         std::to_string(s.port) + " " + reason + (tail.empty() ? "" : ": " + tail));
   }
-  throw BackendError("redis-server: no free port after " + std::to_string(kPortAttemptsMax) +
-                     " attempts (" + reason + ")");
+  throw BackendError(std::string(program_binary(program_)) + ": no free port after " +
+                     std::to_string(kPortAttemptsMax) + " attempts (" + reason + ")");
 }
 
 void SpawnedServers::stop_one(Server& s, int grace_ms) noexcept {

@@ -1,4 +1,5 @@
-// Private redis-server processes for `--backend spawn` (and the real-backend tests).
+// Private server processes for `--backend spawn` (and the real-backend tests): redis-server
+// (`spawn`, `spawn:redis`) or valkey-server (`spawn:valkey`), which takes the same options.
 //
 // Each server gets a free loopback port (found by binding port 0; a lost race is retried), a
 // temporary directory (its cwd and `dir`, holding its log) and a configuration that keeps
@@ -19,17 +20,27 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace redlab::real {
 
+// Which server program redlab spawns.
+enum class ServerProgram { redis, valkey };
+// "redis-server" / "valkey-server".
+const char* program_binary(ServerProgram program);
+// The program a backend string spawns: "spawn" and "spawn:redis" -> redis, "spawn:valkey" ->
+// valkey; nullopt for anything else (fake, a URL, "spawn:foo").
+std::optional<ServerProgram> spawn_program(const std::string& backend);
+
 class SpawnedServers {
  public:
-  // Starts count servers, each with these extra `--name value` arguments. Throws
-  // scenario::BackendError ("redis-server not found in PATH: ...", "redis-server exited: <log
-  // line>", "redis-server on port P did not answer PING within 5000 ms").
-  explicit SpawnedServers(size_t count, std::vector<std::string> extra_args = {});
+  // Starts count servers of the program, each with these extra `--name value` arguments.
+  // Throws scenario::BackendError ("redis-server not found in PATH: ...", "valkey-server on
+  // port P exited: <log line>", "redis-server on port P did not answer PING within 5000 ms").
+  explicit SpawnedServers(size_t count, std::vector<std::string> extra_args = {},
+                          ServerProgram program = ServerProgram::redis);
   ~SpawnedServers();
   SpawnedServers(const SpawnedServers&) = delete;
   SpawnedServers& operator=(const SpawnedServers&) = delete;
@@ -50,9 +61,11 @@ class SpawnedServers {
   // Idempotent, never throws.
   void stop_all() noexcept;
 
-  // Where redis-server is: $REDLAB_REDIS_SERVER, else the first redis-server in PATH; empty
-  // when there is none.
-  static std::string find_redis_server();
+  // Where the program is: $REDLAB_REDIS_SERVER (or $REDLAB_VALKEY_SERVER), else the first
+  // redis-server (valkey-server) in PATH; empty when there is none.
+  static std::string find_server(ServerProgram program);
+  static std::string find_redis_server() { return find_server(ServerProgram::redis); }
+  ServerProgram program() const { return program_; }
 
   static constexpr int kPingTimeoutMs = 5000;
   static constexpr int kStopGraceMs = 2000;
@@ -73,6 +86,7 @@ class SpawnedServers {
   void start_one(Server& s, bool keep_port);
   static void stop_one(Server& s, int grace_ms) noexcept;
 
+  ServerProgram program_;
   std::string binary_;
   std::vector<std::string> extra_args_;
   std::vector<Server> servers_;

@@ -671,6 +671,52 @@ TEST(RealSpawn, MissingBinaryIsAClearError) {
   ::setenv("PATH", saved.c_str(), 1);
 }
 
+// `spawn:valkey` starts valkey-server, which takes redis-server's options (debug commands on,
+// nothing saved) and says what it is in INFO server.
+TEST(RealSpawn, ValkeyProgramAndItsInfo) {
+  EXPECT_EQ(spawn_program("spawn"), ServerProgram::redis);
+  EXPECT_EQ(spawn_program("spawn:redis"), ServerProgram::redis);
+  EXPECT_EQ(spawn_program("spawn:valkey"), ServerProgram::valkey);
+  EXPECT_EQ(spawn_program("spawn:"), std::nullopt);
+  EXPECT_EQ(spawn_program("spawn:keydb"), std::nullopt);
+  EXPECT_EQ(spawn_program("valkey://127.0.0.1:6379"), std::nullopt);
+  SpawnedServers servers(1, {}, ServerProgram::valkey);
+  auto conn = plain_conn(servers.port(0));
+  ASSERT_TRUE(conn);
+  EXPECT_EQ(cmd(*conn, {"DEBUG", "SLEEP", "0"}), Reply::ok());
+  EXPECT_EQ(cmd(*conn, {"CONFIG", "GET", "save"}),
+            Reply::array({Reply::bulk("save"), Reply::bulk("")}));
+  std::string software = software_of_info(cmd(*conn, {"INFO", "server"}).str);
+  EXPECT_EQ(software.rfind("valkey 8.", 0), 0u) << software;
+}
+
+TEST(RealSpawn, SoftwareOfInfo) {
+  // Redis 7.0 has no server_name; Valkey 8 keeps redis_version at 7.2.4 for old clients.
+  EXPECT_EQ(software_of_info("# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n"),
+            "redis 7.0.15");
+  EXPECT_EQ(software_of_info("# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\n"
+                             "valkey_version:8.0.1\r\nredis_git_sha1:00000000\r\n"),
+            "valkey 8.0.1");
+  EXPECT_EQ(software_of_info("# Server\nserver_name:other\nredis_version:7.2.4\n"), "other 7.2.4");
+  EXPECT_EQ(software_of_info(""), "");
+  EXPECT_EQ(software_of_info("-NOPERM this user has no permissions to run the 'info' command"), "");
+}
+
+TEST(RealSpawn, ValkeyUrlIsARedisUrl) {
+  Endpoint ep;
+  ASSERT_EQ(parse_endpoint("valkey://u:pw@localhost:7000/2", ep), std::nullopt);
+  EXPECT_EQ(ep.scheme, "valkey");
+  EXPECT_EQ(ep.host, "localhost");
+  EXPECT_EQ(ep.port, 7000);
+  EXPECT_EQ(ep.user, "u");
+  EXPECT_EQ(ep.password, "pw");
+  EXPECT_EQ(ep.db, 2);
+  ASSERT_EQ(parse_endpoint("redis://localhost:7001", ep), std::nullopt);
+  EXPECT_EQ(ep.scheme, "redis");
+  EXPECT_NE(parse_endpoint("valkeys://localhost:7001", ep), std::nullopt);
+  EXPECT_NE(parse_endpoint("valkey://localhost:x", ep), std::nullopt);
+}
+
 TEST(RealSpawn, ServerThatDiesAtStartReportsItsLog) {
   try {
     SpawnedServers servers(1, {"--no-such-option", "1"});
@@ -1002,10 +1048,19 @@ TEST(RealAcl, ServerErrorTexts) {
             "+lmpop");
 }
 
+// The ACL safety model on each server program: Redis 7 and Valkey 8 (issue 14).
+class RealAclOn : public testing::TestWithParam<ServerProgram> {};
+INSTANTIATE_TEST_SUITE_P(Programs, RealAclOn,
+                         testing::Values(ServerProgram::redis, ServerProgram::valkey),
+                         [](const testing::TestParamInfo<ServerProgram>& info) {
+                           return std::string(info.param == ServerProgram::valkey ? "valkey"
+                                                                                  : "redis");
+                         });
+
 // The allow-list holds nothing the server itself files under @admin or @dangerous, and every
 // entry is a command (or sub-command) the server knows.
-TEST(RealAcl, AllowListHasNothingAdminOrDangerous) {
-  SpawnedServers server(1);
+TEST_P(RealAclOn, AllowListHasNothingAdminOrDangerous) {
+  SpawnedServers server(1, {}, GetParam());
   auto conn = plain_conn(server.port(0));
   std::vector<std::string> risky;
   for (const char* category : {"admin", "dangerous"})
@@ -1023,8 +1078,8 @@ TEST(RealAcl, AllowListHasNothingAdminOrDangerous) {
 }
 
 // What the run user may do, asked of the server (ACL DRYRUN), and that it is gone afterwards.
-TEST(RealAcl, RunUserGetsOnlyTheRunsKeysAndTheFaultsItNeeds) {
-  SpawnedServers server(1);  // stands for a user's server
+TEST_P(RealAclOn, RunUserGetsOnlyTheRunsKeysAndTheFaultsItNeeds) {
+  SpawnedServers server(1, {}, GetParam());  // stands for a user's server
   auto admin = plain_conn(server.port(0));
   std::string url = "redis://127.0.0.1:" + std::to_string(server.port(0));
   auto users = [&] {
@@ -1047,6 +1102,10 @@ TEST(RealAcl, RunUserGetsOnlyTheRunsKeysAndTheFaultsItNeeds) {
     backend.start(scheduler, nullptr, 1, {{"redis", {}, 0}}, {}, refused);
     const std::string user = backend.run_user();
     ASSERT_EQ(user, "redlab-" + backend.run_id());
+    EXPECT_EQ(backend.server_software("redis").rfind(
+                  GetParam() == ServerProgram::valkey ? "valkey 8." : "redis 7.", 0),
+              0u)
+        << backend.server_software("redis");
     EXPECT_NE(std::find(users().begin(), users().end(), user), users().end());
     const std::string k = backend.key_prefix() + "k";
     EXPECT_TRUE(may(user, {"SET", k, "v"}));
@@ -1082,8 +1141,8 @@ TEST(RealAcl, RunUserGetsOnlyTheRunsKeysAndTheFaultsItNeeds) {
 
 // Credentials that could create a user but not delete it: treated as no ACL rights (a user
 // made would stay behind), refused before anything is written.
-TEST(RealAcl, CredentialsThatCannotDeleteUsersRefuseALuaRun) {
-  SpawnedServers server(1);
+TEST_P(RealAclOn, CredentialsThatCannotDeleteUsersRefuseALuaRun) {
+  SpawnedServers server(1, {}, GetParam());
   auto admin = plain_conn(server.port(0));
   cmd(*admin, {"ACL", "SETUSER", "maker", "on", ">pw", "~*", "&*", "+@all", "-acl|deluser"});
   std::string digest_before = cmd(*admin, {"DEBUG", "DIGEST"}).str;
@@ -1112,8 +1171,8 @@ TEST(RealAcl, CredentialsThatCannotDeleteUsersRefuseALuaRun) {
 
 // SCRIPT KILL stops whatever script runs: finish() sends it only when a script of the run may
 // still run, never for someone else's.
-TEST(RealAcl, FinishKillsOnlyAScriptOfTheRun) {
-  SpawnedServers server(1);
+TEST_P(RealAclOn, FinishKillsOnlyAScriptOfTheRun) {
+  SpawnedServers server(1, {}, GetParam());
   auto admin = plain_conn(server.port(0));
   cmd(*admin, {"CONFIG", "SET", "lua-time-limit", "200"});  // BUSY (and SCRIPT KILL) sooner
   std::string url = "redis://127.0.0.1:" + std::to_string(server.port(0));

@@ -1,5 +1,6 @@
 // The documentation cannot drift from the code: docs/trace-format.md names every field of the
-// registry and every event kind that a run of any shipped scenario, in any variant, writes;
+// registry and every event kind and meta key that a run of any shipped scenario, in any variant,
+// writes;
 // scenarios/README.md lists every check of the check registry with what it is judged from.
 #include <gtest/gtest.h>
 
@@ -36,7 +37,7 @@ TEST(TraceFormatDoc, NamesEveryFieldOfTheRegistry) {
 
 TEST(TraceFormatDoc, NamesEveryKindTheShippedScenariosWrite) {
   std::string text = doc();
-  std::set<std::string> kinds;
+  std::set<std::string> kinds, meta_keys;
   for (auto& entry : fs::directory_iterator(fs::path(REDLAB_SOURCE_DIR) / "scenarios")) {
     if (entry.path().extension() != ".json") continue;
     Scenario sc = load_scenario_file(entry.path().string());
@@ -49,10 +50,19 @@ TEST(TraceFormatDoc, NamesEveryKindTheShippedScenariosWrite) {
       o.variant = variant;
       RunResult r = run_scenario(sc, o);
       for (const TraceEvent& e : r.trace.events()) kinds.insert(e.kind);
+      for (const auto& [key, value] : r.trace.meta()) {
+        // "variant.release" is documented as `variant.NAME`: its family, up to the dot.
+        size_t dot = key.find('.');
+        meta_keys.insert(dot == std::string::npos ? key + "`" : key.substr(0, dot + 1));
+      }
     }
   }
   EXPECT_GE(kinds.size(), 50u);
   for (const std::string& k : kinds) EXPECT_NE(text.find("`" + k + "`"), std::string::npos) << k;
+  // The meta keys too; a real run's own (`server.NAME`, `key_prefix`) are checked by
+  // tests/real_cli_test.cpp on its traces.
+  EXPECT_GE(meta_keys.size(), 8u);
+  for (const std::string& k : meta_keys) EXPECT_NE(text.find("`" + k), std::string::npos) << k;
 }
 
 TEST(ScenarioFormatDoc, ListsEveryCheckWithWhatItIsJudgedFrom) {
