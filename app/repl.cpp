@@ -271,6 +271,9 @@ class Repl {
         return false;
       }
       out_ << format_cli(*r);
+      // An error answers the whole command (Valkey's NOSUB for UNSUBSCRIBE a b outside
+      // subscribed mode): no per-channel replies follow.
+      if (r->kind == Reply::Kind::Error) break;
       if (until_zero) {
         if (r->kind != Reply::Kind::Array || r->elements.size() < 3 ||
             r->elements[2].kind != Reply::Kind::Integer || r->elements[2].integer == 0)
@@ -422,8 +425,9 @@ int repl_main(const std::vector<std::string>& args) {
     }
   }
   if (o.backend != "fake" && o.backend.rfind("redis://", 0) != 0 &&
-      o.backend.rfind("unix://", 0) != 0) {
-    std::cerr << "redlab repl: --backend: expected fake, redis://HOST:PORT or unix:///PATH, got '"
+      o.backend.rfind("valkey://", 0) != 0 && o.backend.rfind("unix://", 0) != 0) {
+    std::cerr << "redlab repl: --backend: expected fake, redis://HOST:PORT, valkey://HOST:PORT or "
+                 "unix:///PATH, got '"
               << o.backend << "'\n";
     return 2;
   }
