@@ -1,6 +1,8 @@
 // Issue 4's promises, tested through the `redlab` binary against real redis-server processes:
-// - every core scenario and variant gives the same check verdicts on spawned servers at
-//   --time-scale 0.1 as on the fake;
+// - every scenario and variant gives the same check verdicts on spawned servers at
+//   --time-scale 0.1 as on the fake, on redis-server 7 (`spawn`) and on valkey-server 8
+//   (`spawn:valkey`, issue 14), except the scenarios listed as not stageable on a real server,
+//   which a real backend must refuse;
 // - a run against a server that holds someone's data leaves that data untouched (DEBUG
 //   DIGEST before and after) and leaves no redlab:* key behind; server-wide faults are refused
 //   there before anything runs;
@@ -15,7 +17,10 @@
 //   that cannot create users refuse such a run before anything is written; a script that
 //   never ends is stopped (SCRIPT KILL) so the server answers PING afterwards; Ctrl-C and
 //   SIGTERM leave no ACL user behind.
-// The tests start their own redis-server where they play "the user's server".
+// - issue 14: a valkey:// URL to a valkey-server is a user's server like any other: the escapes
+//   above are refused by Valkey's ACL too, the user's data stays, and the trace and --json name
+//   the server's program and version.
+// The tests start their own redis-server (or valkey-server) where they play "the user's server".
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -125,13 +130,25 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-// "The user's server": a redis-server this test starts and stops, with data in it.
+// The server programs a test runs on: the program, its URL scheme, its `spawn` backend.
+struct Program {
+  std::string binary, scheme, spawn;
+};
+const Program kRedis{"redis-server", "redis", "spawn"};
+const Program kValkey{"valkey-server", "valkey", "spawn:valkey"};
+void PrintTo(const Program* program, std::ostream* os) {
+  *os << program->binary;
+}
+
+// "The user's server": a redis-server (or valkey-server) this test starts and stops, with data
+// in it.
 class UserServer {
  public:
-  UserServer() : dir_(temp_dir()), port_(free_port()) {
+  explicit UserServer(const Program& program = kRedis)
+      : program_(program), dir_(temp_dir()), port_(free_port()) {
     pid_ =
-        start({"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
-               "--appendonly", "no", "--enable-debug-command", "yes", "--dir", dir_.string()},
+        start({program_.binary, "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save",
+               "", "--appendonly", "no", "--enable-debug-command", "yes", "--dir", dir_.string()},
               dir_ / "out", dir_ / "err");
     for (int i = 0; i < 250 && cli({"PING"}) != "PONG"; i++)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -147,7 +164,8 @@ class UserServer {
       pid_ = -1;
     }
   }
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return program_.scheme + "://127.0.0.1:" + std::to_string(port_); }
+  std::string port() const { return std::to_string(port_); }
   // One command through redis-cli; its output without the final newline.
   std::string cli(const std::vector<std::string>& argv) const {
     std::vector<std::string> a = {"redis-cli", "-p", std::to_string(port_)};
@@ -160,6 +178,7 @@ class UserServer {
   }
 
  private:
+  Program program_;
   fs::path dir_;
   int port_;
   pid_t pid_ = -1;
@@ -212,20 +231,83 @@ std::string disagreement(const std::string& fake_json, const std::string& real_j
 // ---------------------------------------------------------------------------------------
 // Verdicts: fake vs spawned servers, every scenario and variant
 // ---------------------------------------------------------------------------------------
+// The cases are made from `redlab list --json`, so a new scenario joins by itself: each
+// scenario at its defaults, and each value of each variant with the others at their defaults;
+// plus the combinations below, where a lesson's point needs two fixes at once.
 struct Case {
+  const Program* program = &kRedis;
   std::string scenario;
   std::vector<std::string> flags;
+  std::string not_stageable;  // why this scenario cannot run on a real server ("" if it can)
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.scenario;
+  *os << c.program->spawn << " " << c.scenario;
   for (auto& f : c.flags) *os << " " << f;
+}
+
+// Extra runs: {scenario, variant or --set flags}.
+const std::vector<std::pair<std::string, std::vector<std::string>>> kCombinations = {
+    {"ttl-double-holder", {"--variant", "watchdog=on", "--variant", "release=lua"}},
+    {"ttl-double-holder", {"--variant", "watchdog=on", "--set", "pause_ms=15000"}},
+    {"pool-exhaustion", {"--variant", "server=slow", "--variant", "blocking=dedicated-client"}},
+};
+
+// Scenarios whose faults cannot be staged on a real server, and why. A real backend must refuse
+// them (exit 2, the reason on stderr); that is what their case tests.
+const std::map<std::string, std::string> kNotStageable = {
+    // {"scenario-id", "a server clock jump cannot be staged on a real server"},
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  Outcome list = redlab({"list", "--json"}, 60);
+  json scenarios = json::parse(list.out, nullptr, false);
+  if (list.status != 0 || !scenarios.is_array() || scenarios.empty()) {
+    // No case to run would pass unseen: one that fails, naming the trouble.
+    out.push_back({&kRedis, "redlab list --json failed: " + list.err, {}, ""});
+    return out;
+  }
+  for (const Program* program : {&kRedis, &kValkey}) {
+    for (const json& sc : scenarios) {
+      const std::string id = sc.at("id").get<std::string>();
+      auto not_stageable = kNotStageable.find(id);
+      if (not_stageable != kNotStageable.end()) {
+        out.push_back({program, id, {}, not_stageable->second});
+        continue;
+      }
+      out.push_back({program, id, {}, ""});
+      const json variants = sc.value("variants", json::object());
+      for (const auto& [name, values] : variants.items())
+        for (size_t i = 1; i < values.size(); i++)
+          out.push_back(
+              {program, id, {"--variant", name + "=" + values[i].get<std::string>()}, ""});
+    }
+    for (const auto& [id, flags] : kCombinations) out.push_back({program, id, flags, ""});
+  }
+  return out;
+}
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  std::string n = (info.param.program == &kValkey ? "valkey_" : "redis_") + info.param.scenario;
+  for (auto& f : info.param.flags)
+    if (f.rfind("--", 0) != 0) n += "_" + f;
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
 }
 
 class RealVerdicts : public testing::TestWithParam<Case> {};
 
 TEST_P(RealVerdicts, SpawnAtTimeScaleTenthMatchesTheFake) {
   const Case& c = GetParam();
+  if (!c.not_stageable.empty()) {
+    Outcome real = redlab({"run", c.scenario, "--backend", c.program->spawn, "--json"});
+    EXPECT_EQ(real.status, 2) << c.scenario << " is listed as not stageable (" << c.not_stageable
+                              << ") but ran: " << real.out;
+    EXPECT_NE(real.err.find("cannot be staged"), std::string::npos) << real.err;
+    return;
+  }
   std::vector<std::string> args = {"run", c.scenario, "--json"};
   args.insert(args.end(), c.flags.begin(), c.flags.end());
   Outcome fake = redlab(args);
@@ -238,7 +320,7 @@ TEST_P(RealVerdicts, SpawnAtTimeScaleTenthMatchesTheFake) {
   double end_us = json::parse(fake.out).at("end_us").get<double>();
   if (end_us > 0 && end_us < 10'000'000) time_scale = std::to_string(1'000'000 / end_us);
 #endif
-  args.insert(args.end(), {"--backend", "spawn", "--time-scale", time_scale});
+  args.insert(args.end(), {"--backend", c.program->spawn, "--time-scale", time_scale});
   // A real run is not deterministic: races the lesson is about (two buyers reading the same
   // stock) happen on the machine's timing. Up to three runs; each that disagrees is printed.
   constexpr int kRealRunsMax = 3;
@@ -247,7 +329,11 @@ TEST_P(RealVerdicts, SpawnAtTimeScaleTenthMatchesTheFake) {
     Outcome real = redlab(args);
     ASSERT_TRUE(real.status == 0 || real.status == 1) << real.err;
     json j = json::parse(real.out);
-    EXPECT_EQ(j.at("backend"), "spawn");
+    EXPECT_EQ(j.at("backend"), c.program->spawn);
+    // Every server of the run says what it is (INFO server): the program we asked for.
+    ASSERT_TRUE(j.contains("servers")) << real.out;
+    for (const auto& [name, server] : j.at("servers").items())
+      EXPECT_EQ(server.at("software"), c.program->scheme) << name;
     std::string differs = disagreement(fake.out, real.out);
     if (fake.status != real.status)
       differs += "exit status " + std::to_string(fake.status) + " on the fake, " +
@@ -258,47 +344,6 @@ TEST_P(RealVerdicts, SpawnAtTimeScaleTenthMatchesTheFake) {
                 << real.out << "\n";
   }
   EXPECT_TRUE(agreed) << "fake:\n" << fake.out;
-}
-
-std::vector<Case> cases() {
-  auto v = [](std::initializer_list<std::string> kv) {
-    std::vector<std::string> f;
-    for (auto& x : kv) {
-      f.push_back(x.find('=') != std::string::npos && x.rfind("set:", 0) == 0 ? "--set"
-                                                                              : "--variant");
-      f.push_back(x.rfind("set:", 0) == 0 ? x.substr(4) : x);
-    }
-    return f;
-  };
-  return {
-      {"ttl-double-holder", {}},
-      {"ttl-double-holder", v({"release=lua"})},
-      {"ttl-double-holder", v({"watchdog=on"})},
-      {"ttl-double-holder", v({"watchdog=on", "release=lua"})},
-      {"ttl-double-holder", v({"watchdog=on", "set:pause_ms=15000"})},
-      {"forged-fence", {}},
-      {"forged-fence", v({"resource=no-check"})},
-      {"forged-fence", v({"token=forged"})},
-      {"pubsub-reconnect-loss", {}},
-      {"pubsub-reconnect-loss", v({"transport=streams"})},
-      {"pubsub-reconnect-loss", v({"slow-subscriber=on"})},
-      {"pool-exhaustion", {}},
-      {"pool-exhaustion", v({"blocking=dedicated-client"})},
-      {"pool-exhaustion", v({"server=slow", "blocking=dedicated-client"})},
-      {"watch-retry-storm", {}},
-      {"watch-retry-storm", v({"retry=bounded"})},
-      {"watch-retry-storm", v({"atomic=lua"})},
-      {"watch-retry-storm", v({"watch=wrong-connection"})},
-  };
-}
-
-std::string case_name(const testing::TestParamInfo<Case>& info) {
-  std::string n = info.param.scenario;
-  for (auto& f : info.param.flags)
-    if (f.rfind("--", 0) != 0) n += "_" + f;
-  for (char& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryVariant, RealVerdicts, testing::ValuesIn(cases()), case_name);
@@ -508,15 +553,19 @@ size_t lines_of(const std::string& text) {
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
-TEST(RealAclUserServer, ComputedEscapesAreRefusedByTheServer) {
-  UserServer s;
+// On redis-server 7 and on valkey-server 8 (through a valkey:// URL): the same refusals, the
+// same one-line reports, from each server's own ACL texts.
+class RealAclOn : public testing::TestWithParam<const Program*> {};
+
+TEST_P(RealAclOn, ComputedEscapesAreRefusedByTheServer) {
+  const Program& program = *GetParam();
+  UserServer s(program);
   populate_two_dbs(s);
   const ServerState before = state_of(s);
   ASSERT_EQ(before.digest.size(), 40u);
   fs::path dir = temp_dir();
   // Through the URL's password too: the run user is made by "owner".
-  const std::string owner_url =
-      "redis://owner:owner-pw@127.0.0.1:" + s.url().substr(s.url().rfind(':') + 1);
+  const std::string owner_url = program.scheme + "://owner:owner-pw@127.0.0.1:" + s.port();
   for (const Escape& e : kEscapes) {
     SCOPED_TRACE(e.name);
     fs::path lua = dir / (std::string(e.name) + ".lua");
@@ -546,6 +595,46 @@ TEST(RealAclUserServer, ComputedEscapesAreRefusedByTheServer) {
   EXPECT_EQ(s.cli({"CONFIG", "GET", "maxmemory"}), "maxmemory\n0");
   fs::remove_all(dir);
 }
+
+// A run on a user's server leaves its data as it was and no key of its own, and the trace and
+// --json say what the server is (INFO server).
+TEST_P(RealAclOn, RunLeavesTheDataAndNamesTheServer) {
+  const Program& program = *GetParam();
+  UserServer s(program);
+  populate_two_dbs(s);
+  const ServerState before = state_of(s);
+  fs::path dir = temp_dir();
+  fs::path trace = dir / "trace.json";
+  Outcome o = redlab({"run", "watch-retry-storm", "--variant", "atomic=lua", "--backend", s.url(),
+                      "--time-scale", "0.1", "--json", "--trace", trace.string()});
+  EXPECT_TRUE(o.status == 0 || o.status == 1) << o.err;
+  EXPECT_EQ(state_of(s), before);
+  const std::string version = s.cli({"INFO", "server"});
+  const std::string field = program.scheme + "_version:";
+  size_t at = version.find(field);
+  ASSERT_NE(at, std::string::npos) << version;
+  const std::string want =
+      version.substr(at + field.size(), version.find_first_of("\r\n", at) - at - field.size());
+  json j = json::parse(o.out);
+  EXPECT_EQ(j.at("servers").at("redis"), (json{{"software", program.scheme}, {"version", want}}));
+  json t = json::parse(slurp(trace));
+  EXPECT_EQ(t.at("meta").at("server.redis"), program.scheme + " " + want);
+  EXPECT_EQ(t.at("meta").at("backend"), s.url());
+  // docs/trace-format.md names every meta key a real run writes (`server.NAME` for
+  // "server.redis", `key_prefix`).
+  const std::string doc = slurp(fs::path(REDLAB_SOURCE_DIR) / "docs" / "trace-format.md");
+  for (const auto& [key, value] : t.at("meta").items()) {
+    size_t dot = key.find('.');
+    std::string named = dot == std::string::npos ? key + "`" : key.substr(0, dot + 1);
+    EXPECT_NE(doc.find("`" + named), std::string::npos) << key;
+  }
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, RealAclOn, testing::Values(&kRedis, &kValkey),
+                         [](const testing::TestParamInfo<const Program*>& info) {
+                           return info.param->scheme;
+                         });
 
 // "Commands seen" by the server since CONFIG RESETSTAT: INFO commandstats names.
 std::vector<std::string> commands_seen(UserServer& s) {
