@@ -263,7 +263,7 @@ void RealBackend::read_software(Server& s) {
 const std::string& RealBackend::server_software(const std::string& server) const {
   for (const Server& s : servers_)
     if (s.name == server) return s.software;
-  return kNoUser;
+  return kUnknownSoftware;
 }
 
 std::vector<std::string> RealBackend::extra_rules() const {

@@ -201,6 +201,7 @@ class RealBackend final : public scenario::Backend {
   std::vector<Refusal> refusals_;
   int64_t refusals_seen_ = 0;
   static inline const std::string kNoUser;
+  static inline const std::string kUnknownSoftware;
 };
 
 std::unique_ptr<scenario::Backend> make_real_backend(RealBackendOptions options);
