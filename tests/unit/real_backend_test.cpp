@@ -1048,6 +1048,41 @@ TEST(RealAcl, ServerErrorTexts) {
             "+lmpop");
 }
 
+// Valkey 8.0's texts (valkey-server 8.0.1; src/acl.c getAclErrorMessage, inherited from Redis
+// 7.2): the top-level refusal names the user ("NOPERM User u ..." where Redis 7.0 says "this
+// user"), a key refusal says no more than that, inside a script the same behind "ACL failure in
+// script", and the noscript refusal still says "Redis".
+TEST(RealAcl, ValkeyServerErrorTexts) {
+  const std::string top =
+      "NOPERM User redlab-1f2e has no permissions to run the 'flushall' command";
+  EXPECT_TRUE(is_acl_refusal(top));
+  EXPECT_EQ(refused_command_in(top), "FLUSHALL");
+  EXPECT_EQ(refused_command_in("NOPERM User u has no permissions to run the 'script|flush' "
+                               "command"),
+            "SCRIPT FLUSH");
+  EXPECT_TRUE(is_acl_refusal("NOPERM No permissions to access a key"));
+  EXPECT_TRUE(is_acl_refusal("NOPERM No permissions to access a channel"));
+  EXPECT_EQ(refused_command_in("NOPERM No permissions to access a key"), "");
+  const std::string in_script =
+      "ERR ACL failure in script: No permissions to access a key script: "
+      "e1865e627da33038e4f491368970810aeb17c8bb, on @user_script:2.";
+  EXPECT_TRUE(is_acl_refusal(in_script));
+  EXPECT_FALSE(is_noscript_refusal(in_script));
+  EXPECT_EQ(script_sha_in(in_script), "e1865e627da33038e4f491368970810aeb17c8bb");
+  EXPECT_EQ(script_line_in(in_script), 2);
+  const std::string noscript =
+      "ERR This Redis command is not allowed from script script: "
+      "ce45eb79367d493e5dbe55446ef14fbdf6f8cfae, on @user_script:1.";
+  EXPECT_TRUE(is_noscript_refusal(noscript));
+  EXPECT_FALSE(is_acl_refusal(noscript));
+  // Valkey's other errors are not refusals: BUSY, NOSCRIPT and the nested-MULTI text.
+  EXPECT_FALSE(
+      is_acl_refusal("BUSY Valkey is busy running a script. You can only call "
+                     "SCRIPT KILL or SHUTDOWN NOSAVE."));
+  EXPECT_FALSE(is_acl_refusal("NOSCRIPT No matching script."));
+  EXPECT_FALSE(is_acl_refusal("ERR Command not allowed inside a transaction"));
+}
+
 // The ACL safety model on each server program: Redis 7 and Valkey 8 (issue 14).
 class RealAclOn : public testing::TestWithParam<ServerProgram> {};
 INSTANTIATE_TEST_SUITE_P(Programs, RealAclOn,
