@@ -102,6 +102,25 @@ std::vector<Case> cases() {
        {},
        {{"retries_bounded", true}, {"no_oversell", true}}},
       {"watch-retry-storm", {{"watch", "wrong-connection"}}, {}, {{"no_oversell", false}}},
+      // Issue 14's lessons.
+      {"lost-update", {}, {}, {{"no_oversell", false}, {"stock_matches_sales", false}}},
+      {"lost-update",
+       {{"purchase", "multi"}},
+       {},
+       {{"no_oversell", false}, {"stock_matches_sales", false}}},
+      // More items than workers: nothing oversold, yet the stock forgets a sale.
+      {"lost-update",
+       {},
+       {{"stock", 5}},
+       {{"no_oversell", true}, {"stock_matches_sales", false}, {"all_sold", false}}},
+      {"lost-update",
+       {{"purchase", "lua"}},
+       {},
+       {{"no_oversell", true}, {"stock_matches_sales", true}, {"all_sold", true}}},
+      {"lost-update",
+       {{"purchase", "watch"}},
+       {{"workers", 10}, {"stock", 3}},
+       {{"no_oversell", true}, {"stock_matches_sales", true}, {"all_sold", true}}},
   };
 }
 
