@@ -92,31 +92,25 @@ std::optional<std::string> sniff_gui_file(const std::string& path, std::string* 
 
 }  // namespace
 
-std::string seconds_text(TimeUs t_us) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3f s", double(t_us) / 1e6);
-  return buf;
-}
-
-const std::vector<std::pair<std::string, std::string>>& keys_help() {
-  static const std::vector<std::pair<std::string, std::string>> keys = {
-      {"Space", "play / pause"},
-      {"Right, Page Down", "next narration note"},
-      {"Left, Page Up", "previous narration note"},
-      {"Up / Down", "faster / slower"},
-      {"1 .. 9", "toggle the scenario's variants (the run is redone in place)"},
-      {"R", "restart from 0"},
-      {"V", "reveal everything: the future and the final verdicts"},
-      {"F", "show the future faint instead of hiding it"},
-      {"S", "stop at each narration note while playing (on / off)"},
-      {"N / Shift+N", "next / previous violation"},
-      {"E / Shift+E", "next / previous event of the selected actor"},
-      {"P, F5", "presenter mode on / off"},
-      {"H, ?, F1", "this list"},
-      {"Esc", "close this list; leave presenter mode"},
-      {"Ctrl +, Ctrl -, Ctrl 0", "everything larger, smaller, back to normal (remembered)"},
+std::vector<std::pair<std::string, std::string>> keys_help(Lang lang) {
+  auto t = [&](S id) { return std::string(tr(id, lang)); };
+  return {
+      {t(S::key_space), t(S::key_space_does)},
+      {t(S::key_right), t(S::key_right_does)},
+      {t(S::key_left), t(S::key_left_does)},
+      {t(S::key_up_down), t(S::key_up_down_does)},
+      {"1 .. 9", t(S::key_digits_does)},
+      {"R", t(S::key_r_does)},
+      {"V", t(S::key_v_does)},
+      {"F", t(S::key_f_does)},
+      {"S", t(S::key_s_does)},
+      {"N / Shift+N", t(S::key_n_does)},
+      {"E / Shift+E", t(S::key_e_does)},
+      {"P, F5", t(S::key_p_does)},
+      {"H, ?, F1", t(S::key_h_does)},
+      {"Esc", t(S::key_esc_does)},
+      {"Ctrl +, Ctrl -, Ctrl 0", t(S::key_ctrl_does)},
   };
-  return keys;
 }
 
 // ---- Settings -----------------------------------------------------------------------------
@@ -229,10 +223,7 @@ App::~App() {
   save_settings_now();
   // The window (and its ImGui context) may outlive this app (the GUI tests open one for all):
   // leave its look as it was.
-  if (base_style_ && ImGui::GetCurrentContext()) {
-    ImGui::GetStyle() = *base_style_;
-    ImGui::GetIO().FontGlobalScale = 1.0f;
-  }
+  if (base_style_ && ImGui::GetCurrentContext()) ImGui::GetStyle() = *base_style_;
 }
 
 void App::scan_library() {
@@ -294,7 +285,7 @@ bool App::open_scenario(const std::string& name_or_path) {
   if (!is_path) {
     const ScenarioEntry* e = find_entry(name_or_path);
     if (!e) {
-      set_error("no scenario \"" + name_or_path + "\" in " + app::scenarios_dir());
+      set_error(trf(S::no_such_scenario, ui_lang(), {name_or_path, app::scenarios_dir()}));
       return false;
     }
     path = e->path;
@@ -321,7 +312,7 @@ bool App::open_scenario(const std::string& name_or_path) {
     error_.clear();
     return true;
   } catch (const std::exception& e) {
-    set_error(std::string(e.what()) + (scenario_ ? " (the current scenario is kept)" : ""));
+    set_error(scenario_ ? trf(S::current_kept, ui_lang(), {e.what()}) : std::string(e.what()));
     return false;
   }
 }
@@ -349,8 +340,8 @@ bool App::open_trace(const std::string& path) {
   }
   std::optional<Trace> trace = trace_from_json(text, &error);
   if (!trace) {
-    set_error(path + ": not a redlab trace this build can read: " + error +
-              (trace_.size() > 0 ? " (the current one is kept)" : ""));
+    const std::string message = trf(S::not_a_trace, ui_lang(), {path, error});
+    set_error(trace_.size() > 0 ? trf(S::current_kept, ui_lang(), {message}) : message);
     return false;
   }
   cancel_worker();
@@ -371,11 +362,13 @@ bool App::open_trace(const std::string& path) {
   }
   show_trace(std::move(*trace));
   replay_ = true;
+  source_kind_ = SourceKind::trace;
   source_ = path;
   fit_view();
   seek(model_.end_us());
   playing_ = false;
-  set_status("replaying " + path + " (" + std::to_string(trace_.size()) + " events)");
+  set_status(trf(S::replaying, ui_lang(),
+                 {path, plural(int64_t(trace_.size()), S::events_plural, ui_lang())}));
   return true;
 }
 
@@ -404,7 +397,7 @@ scenario::RunOptions App::run_options() const {
 
 bool App::run(bool play) {
   if (!scenario_) {
-    set_error("open a scenario first (the library on the left)");
+    set_error(tr(S::open_scenario_first, ui_lang()));
     return false;
   }
   cancel_worker();
@@ -421,9 +414,7 @@ bool App::run(bool play) {
     return done;
   });
   if (backend_ != "fake" && !retired_workers_.empty()) {
-    set_error(
-        "the previous run is still finishing (deleting its keys, stopping its servers); "
-        "run again in a moment");
+    set_error(tr(S::previous_run_finishing, ui_lang()));
     return false;
   }
   remember_choices();
@@ -464,11 +455,12 @@ bool App::run(bool play) {
     worker_ = std::move(worker);
     show_trace(Trace());
     replay_ = false;
-    source_ = "live run of " + scenario_->id + " on " + shown_backend();
+    source_kind_ = SourceKind::live;
+    source_ = scenario_->id;
     view_.fit(model_);
     seek(0);
     playing_ = play;
-    set_status("running " + scenario_->id + " on " + shown_backend() + " ...");
+    set_status(trf(S::running_on, ui_lang(), {scenario_->id, shown_backend()}));
     return true;
   }
   try {
@@ -479,7 +471,8 @@ bool App::run(bool play) {
     return false;
   }
   replay_ = false;
-  source_ = "run of " + scenario_->id;
+  source_kind_ = SourceKind::run;
+  source_ = scenario_->id;
   error_.clear();
   status_.clear();
   fit_view();
@@ -501,24 +494,9 @@ void App::rerun_in_place() {
 }
 
 void App::fit_view() {
-  // When everything happens early and the run then idles to its duration (a retry storm
-  // over in 60 ms of a 1 s run), showing the whole run would squeeze the story into a few
-  // pixels: show the activity instead.
-  TimeUs activity_end_us = 0;
-  for (auto it = trace_.events().rbegin(); it != trace_.events().rend(); ++it) {
-    const std::string& kind = it->kind;
-    // The run's own tail (its end, the verdicts) is written at the end time.
-    if (kind == "run_end" || kind == "check" || kind == "violation" || kind == "expectation" ||
-        kind == "run_bound" || kind == "actor_end" || kind == "backend_trouble")
-      continue;
-    activity_end_us = it->time_us;
-    break;
-  }
+  // One time axis per scenario: the whole run (its duration), the same for every variant and
+  // seed, so two runs can be compared by eye (a run that is busy only early is not zoomed).
   view_.fit(model_);
-  if (activity_end_us > 0 && activity_end_us < model_.end_us() / 2) {
-    view_.view_from_us = -activity_end_us / 50;
-    view_.view_to_us = activity_end_us + activity_end_us / 10;
-  }
 }
 
 void App::cancel_worker() {
@@ -574,7 +552,7 @@ void App::poll_worker() {
     // has taken the view over by turning follow off.
     if (follow_) fit_view();
     seek(playhead_us);
-    set_status("the run on " + shown_backend() + " finished");
+    set_status(trf(S::run_finished, ui_lang(), {shown_backend()}));
   }
 }
 
@@ -666,7 +644,7 @@ bool App::step_actor_event(int direction) {
   const int64_t selected = view_.selected_event;
   if (selected < 0 || size_t(selected) >= trace_.size() ||
       trace_.events()[size_t(selected)].actor.empty()) {
-    set_status("select an event of an actor first (click one on the timeline)");
+    set_status(tr(S::select_actor_event, ui_lang()));
     return false;
   }
   const std::string& actor = trace_.events()[size_t(selected)].actor;
@@ -685,6 +663,7 @@ bool App::step_actor_event(int direction) {
   seek(events[*to].time_us);
   view_.selected_event = int64_t(*to);
   bring_into_view(events[*to].time_us);
+  view_.scroll_to_lane = actor;
   return true;
 }
 
@@ -695,6 +674,7 @@ void App::jump_to_violation(size_t i) {
   seek(v.from_us);
   view_.selected_event = v.event;
   bring_into_view(v.from_us);
+  if (!v.who.empty()) view_.scroll_to_lane = v.who.front();
 }
 
 bool App::toggle_variant(size_t i) {
@@ -710,7 +690,7 @@ bool App::toggle_variant(size_t i) {
     rerun_in_place();
     if (error_.empty()) set_status(chosen);
   } else {
-    set_status(chosen + " (for the next run)");
+    set_status(trf(S::for_next_run, ui_lang(), {chosen}));
   }
   return true;
 }
@@ -738,11 +718,74 @@ bool App::everything_shown() const {
   return reveal_ || (!running() && view_.playhead_us >= model_.end_us());
 }
 
+// ---- The checks' words ----
+
+CheckInfo App::check_info(const std::string& name) const {
+  CheckInfo info;
+  info.kind = model_.check_kind(name);
+  // The scenario's arguments of the check, when the trace is a run of this scenario: its
+  // numbers with the run's parameters (from the trace's meta).
+  if (!scenario_) return info;
+  const auto& meta = trace_.meta();
+  auto id = meta.find("scenario");
+  if (id == meta.end() || id->second != scenario_->id) return info;
+  scenario::Env env = [&meta](std::string_view param) -> std::optional<std::string> {
+    auto it = meta.find("param." + std::string(param));
+    if (it == meta.end()) return std::nullopt;
+    return it->second;
+  };
+  for (const scenario::CheckDef& c : scenario_->checks) {
+    if (c.name != name) continue;
+    if (info.kind.empty()) info.kind = c.check;
+    try {
+      for (const auto& [key, expr] : c.numbers) info.number[key] = expr.eval(env);
+      for (const auto& [key, text] : c.args) info.text[key] = text.eval(env);
+    } catch (const std::exception&) {
+      // A parameter the trace does not name: the facts are found without it.
+    }
+  }
+  return info;
+}
+
+void App::ensure_facts() {
+  if (facts_generation_ == trace_generation_ && facts_.size() == model_.violations().size()) return;
+  facts_generation_ = trace_generation_;
+  facts_.clear();
+  final_words_.clear();
+  check_infos_.clear();
+  for (const TraceCheck& c : model_.index().checks()) check_infos_[c.name] = check_info(c.name);
+  for (const ViolationRegion& v : model_.violations()) {
+    auto it = check_infos_.find(v.check);
+    if (it == check_infos_.end()) it = check_infos_.emplace(v.check, check_info(v.check)).first;
+    facts_.push_back(violation_facts(v, it->second, model_.index()));
+  }
+  final_words_lang_ = Lang(255);
+}
+
+ViolationWords App::words_of(size_t i, TimeUs at_us) {
+  ensure_facts();
+  if (i >= facts_.size()) return {};
+  const ViolationRegion& v = model_.violations()[i];
+  const Lang lang = ui_lang();
+  if (at_us < v.to_us) return violation_words(v, facts_[i], at_us, lang);
+  // Over: the same words every frame, made once per language.
+  if (final_words_lang_ != lang || final_words_.size() != facts_.size()) {
+    final_words_.clear();
+    for (size_t k = 0; k < facts_.size(); k++)
+      final_words_.push_back(
+          violation_words(model_.violations()[k], facts_[k], kTimeNeverUs, lang));
+    final_words_lang_ = lang;
+  }
+  return final_words_[i];
+}
+
 void App::update_verdicts() {
   verdicts_.clear();
+  ensure_facts();
   const auto& violations = model_.violations();
   const bool final = everything_shown();
   const TimeUs at_us = view_.playhead_us;
+  const Lang lang = ui_lang();
   for (const CheckLine& c : checks_) {
     Verdict v;
     v.check = c.name;
@@ -751,18 +794,31 @@ void App::update_verdicts() {
       if (violations[i].check == c.name && (final || violations[i].from_us <= at_us))
         v.violations.push_back(i);
     if (final) {
-      using S = Verdict::State;
-      v.state = !c.judged ? S::not_judged : c.ok ? S::holds : S::violated;
-      v.text = c.summary;
+      using St = Verdict::State;
+      v.state = !c.judged ? St::not_judged : c.ok ? St::holds : St::violated;
+      std::vector<const ViolationRegion*> regions;
+      std::vector<const ViolationFacts*> facts;
+      for (size_t i : v.violations) {
+        regions.push_back(&violations[i]);
+        facts.push_back(&facts_[i]);
+      }
+      const TraceCheck* check = nullptr;
+      for (const TraceCheck& t : model_.index().checks())
+        if (t.name == c.name) check = &t;
+      v.text = check ? check_summary_words(*check, check_infos_[c.name], regions, facts,
+                                           model_.index(), lang)
+                     : c.summary;
       v.expected = c.expected;
     } else if (!v.violations.empty()) {
       // The moment it began; the check's summary (written at the end) would tell the future.
       const ViolationRegion& first = violations[v.violations.front()];
       v.state = Verdict::State::violated;
-      v.text = "at " + seconds_text(first.from_us) + ": " + first.text_at(at_us);
+      v.text =
+          trf(S::verdict_at, lang,
+              {seconds_words(first.from_us, lang), words_of(v.violations.front(), at_us).sentence});
     } else {
       v.state = Verdict::State::none_yet;
-      v.text = "no violation yet";
+      v.text = tr(S::no_violation_yet, lang);
     }
     verdicts_.push_back(std::move(v));
   }
@@ -882,7 +938,7 @@ std::optional<std::string> App::take_png_request() {
 
 void App::report_png_result(bool ok, const std::string& path, const std::string& error) {
   if (ok)
-    set_status("wrote " + path);
+    set_status(trf(S::wrote, ui_lang(), {path}));
   else
     set_error(error);
 }
@@ -891,27 +947,27 @@ void App::report_png_result(bool ok, const std::string& path, const std::string&
 
 bool App::save_trace(const std::string& path) {
   if (trace_.size() == 0) {
-    set_error("nothing to save yet: run a scenario first");
+    set_error(tr(S::nothing_to_save, ui_lang()));
     return false;
   }
   if (auto error = app::write_output(path, trace_to_json(trace_))) {
     set_error(*error);
     return false;
   }
-  set_status("saved the trace to " + path);
+  set_status(trf(S::saved_trace_to, ui_lang(), {path}));
   return true;
 }
 
 bool App::export_chrome_trace(const std::string& path) {
   if (trace_.size() == 0) {
-    set_error("nothing to export yet: run a scenario first");
+    set_error(tr(S::nothing_to_export, ui_lang()));
     return false;
   }
   if (auto error = app::write_output(path, scenario::chrome_trace_json(trace_))) {
     set_error(*error);
     return false;
   }
-  set_status("wrote " + path + " (open it in ui.perfetto.dev)");
+  set_status(trf(S::wrote_chrome, ui_lang(), {path}));
   return true;
 }
 
@@ -950,15 +1006,15 @@ void App::set_ui_scale(float scale) {
 }
 
 void App::apply_ui_scale() {
-  // The style's sizes from the host's (taken once, before any scaling) times the scale; the
-  // type by FontGlobalScale (the atlas keeps its two rasterised sizes).
+  // The style's sizes from the host's (taken once, before any scaling) times the scale. The
+  // type is not scaled here: the host rasterises the fonts at the scale (ui_scale()), so
+  // large type stays sharp.
   if (!base_style_) base_style_ = ImGui::GetStyle();
   if (applied_ui_scale_ == settings_.ui_scale) return;
   applied_ui_scale_ = settings_.ui_scale;
   ImGuiStyle style = *base_style_;
   if (applied_ui_scale_ != 1.0f) style.ScaleAllSizes(applied_ui_scale_);  // (it rounds down)
   ImGui::GetStyle() = style;
-  ImGui::GetIO().FontGlobalScale = applied_ui_scale_;
 }
 
 void App::frame(float dt_s) {
@@ -975,6 +1031,7 @@ void App::frame(float dt_s) {
   ImGuiWindowFlags root_flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                 ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoSavedSettings |
                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
+  if (!presenter_) root_flags |= ImGuiWindowFlags_MenuBar;
   ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0);
   ImGui::Begin("redlab", nullptr, root_flags);
   ImGui::PopStyleVar();
@@ -985,6 +1042,7 @@ void App::frame(float dt_s) {
     return;
   }
 
+  draw_menu_bar();
   draw_top_bar();
   ImGui::Separator();
 

@@ -22,8 +22,9 @@
 // read its state through the accessors at the end of App (playhead, view, errors, widget
 // rects, the verdicts shown).
 //
-// The GUI's own strings are English (there is no catalogue yet); the scenario's texts
-// (titles, story, notes, verdicts written by the run) come in the chosen language.
+// Words: the GUI's own come from one catalogue in English, Russian and Czech (strings.h); the
+// scenario's texts (titles, story, notes) come in the chosen language from the scenario file;
+// the checks' verdicts are worded from the trace's facts (verdict_words.h).
 #pragma once
 
 #include <imgui.h>
@@ -38,8 +39,10 @@
 #include <vector>
 
 #include "app/backend.h"
+#include "app/gui/strings.h"
 #include "app/gui/timeline_model.h"
 #include "app/gui/timeline_view.h"
+#include "app/gui/verdict_words.h"
 #include "sim/core/trace.h"
 #include "sim/scenario/engine.h"
 #include "sim/scenario/scenario.h"
@@ -78,7 +81,9 @@ bool load_settings(const std::string& path, Settings* settings);
 bool save_settings(const std::string& path, const Settings& settings);
 
 // "12.345 s": the millisecond precision that verdicts, notes and the inspector name moments in.
-std::string seconds_text(TimeUs t_us);
+inline std::string seconds_text(TimeUs t_us, Lang lang = Lang::en) {
+  return seconds_words(t_us, lang);
+}
 
 // True if `path` is a file whose opening says it is a redlab trace (not a scenario).
 bool looks_like_trace(const std::string& path);
@@ -124,7 +129,7 @@ struct KeyPress {
   bool shift = false;
 };
 // The keys and what they do, as the help overlay lists them.
-const std::vector<std::pair<std::string, std::string>>& keys_help();
+std::vector<std::pair<std::string, std::string>> keys_help(Lang lang = Lang::en);
 
 struct ScenarioEntry {
   std::string id;
@@ -199,16 +204,24 @@ class App {
   // Playing stops at each narration note it reaches (Space goes on).
   void set_stop_at_notes(bool stop) { stop_at_notes_ = stop; }
   bool stop_at_notes() const { return stop_at_notes_; }
-  // The UI scale, kept in the settings: applied to the type (FontGlobalScale) and to the
-  // style's sizes from the next frame; the timeline's marks follow the type.
+  // The UI scale, kept in the settings: the style's sizes from the next frame, and the type,
+  // which the host rasterises again at the new size (sharp, not a stretched bitmap); the
+  // timeline's marks follow the type.
   void set_ui_scale(float scale);
+  // The host's style changed (another DPI): the UI scale is applied to it afresh.
+  void restyle() {
+    base_style_.reset();
+    applied_ui_scale_ = 0;
+  }
   float ui_scale() const { return settings_.ui_scale; }
   void set_presenter(bool on) { presenter_ = on; }
   bool presenter() const { return presenter_; }
   bool help_open() const { return help_open_; }
-  // The host hands over this frame's key presses and the presenter's large font.
+  // The host hands over this frame's key presses, the presenter's large font and the size the
+  // type has at UI scale 1 (the timeline's marks grow with the type past it).
   void set_keys(std::vector<KeyPress> keys) { keys_ = std::move(keys); }
   void set_large_font(ImFont* font) { large_font_ = font; }
+  void set_base_font_px(float px) { base_font_px_ = px; }
 
   // Choices for the next run (validated against the scenario when it runs).
   std::map<std::string, std::string>& variant() { return variant_; }
@@ -242,6 +255,13 @@ class App {
   const scenario::Scenario* scenario() const { return scenario_ ? &*scenario_ : nullptr; }
   const std::vector<ScenarioEntry>& library() const { return library_; }
   const std::string& lang() const { return lang_; }
+  Lang ui_lang() const { return lang_of(lang_); }
+  // A violation's words (model().violations() index) as of a time, in the chosen language.
+  ViolationWords words_of(size_t violation, TimeUs at_us);
+  // A check's name as the screen shows it (verdict_words.h check_title).
+  std::string title_of(const std::string& check) const {
+    return check_title(check, model_.check_kind(check), ui_lang());
+  }
   float speed() const { return speed_; }
   bool follow() const { return follow_; }
   void set_follow(bool follow) { follow_ = follow; }
@@ -306,10 +326,19 @@ class App {
   void handle_keys();
   void bring_into_view(TimeUs t_us);  // pans the view (keeping its zoom) if t is outside it
   void update_verdicts();
+  // The facts of every violation, found once per trace (verdict_words.h).
+  void ensure_facts();
+  CheckInfo check_info(const std::string& name) const;
+  std::vector<ViolationFacts> facts_;
+  uint64_t facts_generation_ = UINT64_MAX;
+  std::map<std::string, CheckInfo> check_infos_;
+  std::vector<ViolationWords> final_words_;  // of every violation, over, in final_words_lang_
+  Lang final_words_lang_ = Lang::en;
   void record(const std::string& name);         // the last item's rect under `name`
   void record_window(const std::string& name);  // the current (child) window's rect
 
   // Panels (gui_panels.cpp).
+  void draw_menu_bar();
   void draw_top_bar();
   void draw_presenter();
   void draw_help();
@@ -334,7 +363,10 @@ class App {
   std::vector<ScenarioEntry> library_;
   std::string library_filter_;
   std::optional<scenario::Scenario> scenario_;
-  std::string source_;   // what is shown: "run of ID" or the trace file's path
+  // What is shown: a run of a scenario (source_: its id), a live run, or a trace file (its path).
+  enum class SourceKind : uint8_t { none, run, live, trace };
+  SourceKind source_kind_ = SourceKind::none;
+  std::string source_;
   bool replay_ = false;  // showing a loaded trace, not a run of ours
 
   // Choices.
@@ -362,6 +394,7 @@ class App {
   bool help_open_ = false;
   std::vector<KeyPress> keys_;  // this frame's
   ImFont* large_font_ = nullptr;
+  float base_font_px_ = 17.0f;
   std::vector<Verdict> verdicts_;
   std::string caption_shown_;
 
@@ -436,9 +469,16 @@ class Host {
   bool keep_pixels = false;
   const std::vector<uint8_t>& last_pixels() const { return last_pixels_; }
   bool font_loaded() const { return font_loaded_; }
+  // The scale the type is rasterised at now (UI scale times the window's DPI scale).
+  float fonts_scale() const { return fonts_scale_; }
 
  private:
   Host() = default;
+  float window_content_scale() const;
+  void build_fonts(float scale);
+  float font_px_ = 17, large_font_px_ = 34;
+  float content_scale_ = 1;  // the window's DPI over 96
+  float fonts_scale_ = 0;
   GLFWwindow* window_ = nullptr;
   std::string ini_path_;
   std::string screenshot_path_;

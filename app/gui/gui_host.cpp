@@ -4,7 +4,9 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -173,35 +175,59 @@ std::unique_ptr<Host> Host::open(const HostOptions& options, std::string* error)
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(host->ini_path_).parent_path(), ec);
   }
-  std::error_code ec;
-  if (std::filesystem::exists(kFontPath, ec)) {
-    ImFontConfig config;
-    config.OversampleH = 2;
-    host->font_loaded_ =
-        io.Fonts->AddFontFromFileTTF(kFontPath, options.font_px, &config, kGlyphRanges) != nullptr;
-  }
-  if (!host->font_loaded_) {
-    // ImGui's own font covers ASCII only; Czech and Russian text will show as '?'.
-    ImFontConfig config;
-    config.SizePixels = options.font_px;
-    io.Fonts->AddFontDefault(&config);
-  }
-  // The presenter's type, rasterised at its size (a scaled small font would be blurred).
-  if (host->font_loaded_) {
-    ImFontConfig config;
-    config.OversampleH = 2;
-    host->large_font_ =
-        io.Fonts->AddFontFromFileTTF(kFontPath, options.large_font_px, &config, kGlyphRanges);
-  }
-  if (!host->large_font_) {
-    ImFontConfig config;
-    config.SizePixels = options.large_font_px;
-    host->large_font_ = io.Fonts->AddFontDefault(&config);
-  }
-  apply_light_style(options.font_px);
+  host->font_px_ = options.font_px;
+  host->large_font_px_ = options.large_font_px;
+  host->content_scale_ = host->window_content_scale();
+  host->build_fonts(host->content_scale_);
+  apply_light_style(options.font_px * host->content_scale_);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 130");
   return host;
+}
+
+float Host::window_content_scale() const {
+  float x = 1, y = 1;
+  glfwGetWindowContentScale(window_, &x, &y);
+  return std::clamp(std::max(x, y), 0.5f, 4.0f);
+}
+
+// The type at `scale` times its size, rasterised at that size: a font scaled after the fact
+// (FontGlobalScale) is a stretched bitmap, soft on a projector.
+void Host::build_fonts(float scale) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  large_font_ = nullptr;
+  font_loaded_ = false;
+  const float font_px = std::round(font_px_ * scale), large_px = std::round(large_font_px_ * scale);
+  // Horizontal oversampling sharpens small type; large type does not need it (and it would
+  // double the atlas a large UI scale rasterises).
+  auto oversample = [](float px) { return px < 24 ? 2 : 1; };
+  std::error_code ec;
+  if (std::filesystem::exists(kFontPath, ec)) {
+    ImFontConfig config;
+    config.OversampleH = oversample(font_px);
+    font_loaded_ =
+        io.Fonts->AddFontFromFileTTF(kFontPath, font_px, &config, kGlyphRanges) != nullptr;
+  }
+  if (!font_loaded_) {
+    // ImGui's own font covers ASCII only; Czech and Russian text will show as '?'.
+    ImFontConfig config;
+    config.SizePixels = font_px;
+    io.Fonts->AddFontDefault(&config);
+  }
+  // The presenter's type, rasterised at its size (a scaled small font would be blurred).
+  if (font_loaded_) {
+    ImFontConfig config;
+    config.OversampleH = oversample(large_px);
+    large_font_ = io.Fonts->AddFontFromFileTTF(kFontPath, large_px, &config, kGlyphRanges);
+  }
+  if (!large_font_) {
+    ImFontConfig config;
+    config.SizePixels = large_px;
+    large_font_ = io.Fonts->AddFontDefault(&config);
+  }
+  io.FontGlobalScale = 1.0f;
+  fonts_scale_ = scale;
 }
 
 Host::~Host() {
@@ -251,6 +277,20 @@ std::vector<uint8_t> Host::read_pixels(int x, int y, int width_px, int height_px
 bool Host::frame(App& app, const FrameInput* input) {
   glfwPollEvents();
   if (glfwWindowShouldClose(window_)) return false;
+  // The window's DPI (it moved to another monitor) and the UI scale: the style and the type
+  // follow before this frame begins.
+  const float content_scale = window_content_scale();
+  if (content_scale != content_scale_) {
+    content_scale_ = content_scale;
+    apply_light_style(font_px_ * content_scale_);
+    app.restyle();
+  }
+  const float wanted = app.ui_scale() * content_scale_;
+  if (wanted != fonts_scale_) {
+    build_fonts(wanted);
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   ImGuiIO& io = ImGui::GetIO();
@@ -264,6 +304,7 @@ bool Host::frame(App& app, const FrameInput* input) {
   ImGui::NewFrame();
   app.set_keys(input ? input->keys : pressed_keys());
   app.set_large_font(large_font_);
+  app.set_base_font_px(font_px_ * content_scale_);
   app.frame(io.DeltaTime);
   ImGui::Render();
 

@@ -1,6 +1,8 @@
-// The panels around the timeline: top bar (backend, choices, transport, files), scenario
-// library, inspector and narration. State and commands live in gui_app.cpp; this file only
-// draws and calls them.
+// The panels around the timeline: the menu bar (files, backend, view, help, language), the
+// toolbar (transport, steps by meaning, seed) with the scenario's parameters and variants,
+// the scenario library, the inspector and the narration. State and commands live in
+// gui_app.cpp; this file only draws and calls them. Every word comes from the catalogue
+// (strings.h) or from the scenario in the chosen language.
 #include <imgui.h>
 #include <imgui_stdlib.h>  // needs imgui.h first (IMGUI_API)
 
@@ -18,8 +20,7 @@ namespace {
 
 const ImVec4 kHoldsColour{0.05f, 0.50f, 0.15f, 1};
 const ImVec4 kViolatedColour{0.80f, 0.08f, 0.08f, 1};
-const ImVec4 kMutedColour{0.40f, 0.40f, 0.45f, 1};
-const ImVec4 kErrorBg{0.98f, 0.86f, 0.84f, 1};
+const ImVec4 kMutedColour{0.36f, 0.36f, 0.42f, 1};
 
 // Pool plots: how many points across the run.
 constexpr int kPoolPlotPoints = 160;
@@ -35,15 +36,170 @@ void help_marker(const char* text) {
 
 const char* lang_names[][2] = {{"en", "English"}, {"ru", "Русский"}, {"cs", "Čeština"}};
 
+// A library topic in words (the scenario files name them in English).
+std::string topic_words(const std::string& topic, Lang lang) {
+  if (topic == "clients") return tr(S::topic_clients, lang);
+  if (topic == "locks") return tr(S::topic_locks, lang);
+  if (topic == "messaging") return tr(S::topic_messaging, lang);
+  if (topic == "transactions") return tr(S::topic_transactions, lang);
+  if (topic == "other") return tr(S::topic_other, lang);
+  return topic;
+}
+
+// A variant's value in words (its label from the scenario, else the value itself).
+std::string value_words(const scenario::Variant& v, const std::string& value,
+                        const std::string& lang) {
+  auto it = v.value_labels.find(value);
+  std::string text = it == v.value_labels.end() ? value : it->second.get(lang);
+  return text.empty() ? value : text;
+}
+
+// A parameter's unit as the scenario files write it, in words.
+std::string unit_words(const std::string& unit, Lang lang) {
+  if (unit == "ms") return tr(S::unit_ms, lang);
+  if (unit == "conns") return tr(S::unit_conns, lang);
+  if (unit == "entries") return tr(S::unit_entries, lang);
+  if (unit == "items") return tr(S::unit_items, lang);
+  return unit;
+}
+
 }  // namespace
+
+// ---- Menu bar -----------------------------------------------------------------------------
+
+void App::draw_menu_bar() {
+  if (!ImGui::BeginMenuBar()) return;
+  const Lang L = ui_lang();
+  if (ImGui::BeginMenu(tr(S::menu_file, L))) {
+    record("menu_file");
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
+    ImGui::InputTextWithHint("##path", tr(S::file_path_hint, L), &path_field_);
+    record("path");
+    auto need_path = [&]() {
+      if (path_field_.empty()) set_error(tr(S::need_path, L));
+      return !path_field_.empty();
+    };
+    if (ImGui::MenuItem(tr(S::file_open, L)) && need_path())
+      if (open_path(path_field_) && scenario_ && !replay_) run(true);
+    help_marker(tr(S::file_open_tip, L));
+    if (ImGui::MenuItem(tr(S::file_save_trace, L)) && need_path()) save_trace(path_field_);
+    if (ImGui::MenuItem(tr(S::file_export_png, L)) && need_path())
+      request_timeline_png(path_field_);
+    if (ImGui::MenuItem(tr(S::file_export_chrome, L)) && need_path())
+      export_chrome_trace(path_field_);
+    help_marker(tr(S::file_export_chrome_tip, L));
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu(tr(S::menu_backend, L))) {
+    const bool is_url = backend_ != "fake" && backend_ != "spawn";
+    if (ImGui::MenuItem(tr(S::backend_fake, L), nullptr, backend_ == "fake")) backend_ = "fake";
+    help_marker(tr(S::backend_tip, L));
+    if (ImGui::MenuItem(tr(S::backend_spawn, L), nullptr, backend_ == "spawn")) backend_ = "spawn";
+    if (ImGui::MenuItem(tr(S::backend_url, L), nullptr, is_url) && !is_url)
+      backend_ = "redis://127.0.0.1:6379";
+    settings_.backend = app::without_credentials(backend_, "");
+    if (is_url) {
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
+      ImGui::InputText("##url", &backend_);
+      ImGui::Checkbox(tr(S::server_faults, L), &allow_server_faults_);
+      help_marker(tr(S::server_faults_tip, L));
+    }
+    if (backend_ != "fake") {
+      // A real run takes the scenario's own time unless scaled (0.1: 25 s in 2.5 s).
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+      ImGui::SliderFloat(tr(S::time_scale, L), &time_scale_, 0.05f, 1.0f, "%.2fx",
+                         ImGuiSliderFlags_Logarithmic);
+      help_marker(tr(S::time_scale_tip, L));
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu(tr(S::menu_view, L))) {
+    record("menu_view");
+    if (ImGui::MenuItem(tr(S::reveal, L), "V", reveal_)) reveal_ = !reveal_;
+    help_marker(tr(S::reveal_tip, L));
+    if (ImGui::MenuItem(tr(S::faint, L), "F", future_faint_)) future_faint_ = !future_faint_;
+    help_marker(tr(S::faint_tip, L));
+    if (ImGui::MenuItem(tr(S::stop_at_notes, L), "S", stop_at_notes_))
+      stop_at_notes_ = !stop_at_notes_;
+    help_marker(tr(S::stop_at_notes_tip, L));
+    if (ImGui::MenuItem(tr(S::follow, L), nullptr, follow_)) follow_ = !follow_;
+    help_marker(tr(S::follow_tip, L));
+    ImGui::Separator();
+    if (ImGui::MenuItem(tr(S::presenter, L), "P")) presenter_ = true;
+    help_marker(tr(S::presenter_tip, L));
+    if (ImGui::MenuItem(tr(S::larger, L), "Ctrl +"))
+      set_ui_scale(settings_.ui_scale + kUiScaleStep);
+    if (ImGui::MenuItem(tr(S::smaller, L), "Ctrl -"))
+      set_ui_scale(settings_.ui_scale - kUiScaleStep);
+    if (ImGui::MenuItem(tr(S::normal_size, L), "Ctrl 0")) set_ui_scale(1.0f);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu(tr(S::menu_help, L))) {
+    if (ImGui::MenuItem(tr(S::keys_item, L), "H")) help_open_ = true;
+    ImGui::EndMenu();
+  }
+  int lang_index = 0;
+  for (int i = 0; i < 3; i++)
+    if (lang_ == lang_names[i][0]) lang_index = i;
+  const std::string lang_menu =
+      std::string(tr(S::menu_language, L)) + ": " + lang_names[lang_index][1];
+  if (ImGui::BeginMenu((lang_menu + "###language").c_str())) {
+    for (int i = 0; i < 3; i++) {
+      if (ImGui::MenuItem(lang_names[i][1], nullptr, i == lang_index) && i != lang_index) {
+        set_lang(lang_names[i][0]);
+        rerun_in_place();  // narration and notes are written in the run's language
+      }
+      record(std::string("lang:") + lang_names[i][0]);
+    }
+    ImGui::EndMenu();
+  }
+  record("menu_language");
+  // What is shown, then what happened last (elided to the room left; whole on hover).
+  const std::string title = scenario_ ? scenario_->title.get(lang_) : "";
+  const float right_px = ImGui::GetWindowContentRegionMax().x + ImGui::GetWindowPos().x;
+  ImGui::Separator();
+  const std::string status = error_.empty() ? status_ : "";
+  const float status_px = status.empty()
+                              ? 0
+                              : std::min(ImGui::CalcTextSize(status.c_str()).x,
+                                         (right_px - ImGui::GetCursorScreenPos().x) * 0.45f);
+  const float title_room = right_px - ImGui::GetCursorScreenPos().x - status_px - 24;
+  if (!title.empty() && title_room > 40) {
+    std::string shown = title;
+    while (shown.size() > 4 && ImGui::CalcTextSize(shown.c_str()).x > title_room) {
+      size_t cut = shown.size() - 1;
+      while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xC0) == 0x80) cut--;
+      shown = shown.substr(0, cut);
+    }
+    if (shown != title) shown += "\u2026";
+    ImGui::TextUnformatted(shown.c_str());
+    record("title");
+    if (shown != title) help_marker(title.c_str());
+  } else if (!scenario_) {
+    ImGui::TextDisabled("%s", tr(S::no_scenario_hint, L));
+  }
+  if (!status.empty()) {
+    ImGui::SetCursorScreenPos(ImVec2(std::max(ImGui::GetCursorScreenPos().x, right_px - status_px),
+                                     ImGui::GetCursorScreenPos().y));
+    ImGui::PushClipRect(ImGui::GetCursorScreenPos(),
+                        ImVec2(right_px, ImGui::GetCursorScreenPos().y + ImGui::GetFrameHeight()),
+                        true);
+    ImGui::TextColored(kMutedColour, "%s", status.c_str());
+    ImGui::PopClipRect();
+    record("status");
+    help_marker(status.c_str());
+  }
+  ImGui::EndMenuBar();
+}
 
 // ---- Top bar ------------------------------------------------------------------------------
 
 void App::draw_top_bar() {
   const ImGuiStyle& style = ImGui::GetStyle();
+  const Lang L = ui_lang();
 
   // Controls flow like words: each group goes on the current line if it fits, else on the
-  // next, so a narrow window (a projector at 1280x800) wraps instead of cutting them off.
+  // next, so a narrow window (a projector at 1280x720) wraps instead of cutting them off.
   bool first = true;
   auto flow = [&](float item_px, float gap_px) {
     if (!first) {
@@ -55,172 +211,96 @@ void App::draw_top_bar() {
   };
   const float gap_px = style.ItemSpacing.x * 2;
   auto text_px = [](const char* text) { return ImGui::CalcTextSize(text).x; };
-  const float frame_pad_px = style.FramePadding.x * 2;
+  auto button_px = [&](const char* text) { return text_px(text) + style.FramePadding.x * 2; };
 
-  // Row 1: what is shown, the backend and the transport.
-  const std::string title = scenario_ ? scenario_->title.get(lang_) : "";
-  flow(text_px(title.c_str()), gap_px);
-  ImGui::AlignTextToFramePadding();
-  if (scenario_)
-    ImGui::TextUnformatted(title.c_str());
-  else
-    ImGui::TextDisabled("no scenario: pick one on the left");
-
-  const bool is_url = backend_ != "fake" && backend_ != "spawn";
-  const float backend_combo_px = text_px("spawn redis-server") + 40;
-  const float url_px = text_px("redis://127.0.0.1:6379") + 20;
-  flow(text_px("backend") + backend_combo_px + (is_url ? url_px : 0) + 2 * style.ItemSpacing.x,
-       gap_px * 1.5f);
-  ImGui::BeginGroup();
-  ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("backend");
-  ImGui::SameLine();
-  int backend_kind = backend_ == "fake" ? 0 : backend_ == "spawn" ? 1 : 2;
-  const char* backend_names[] = {"fake (in-process)", "spawn redis-server", "redis URL"};
-  ImGui::SetNextItemWidth(backend_combo_px);
-  if (ImGui::Combo("##backend", &backend_kind, backend_names, 3)) {
-    backend_ = backend_kind == 0 ? "fake" : backend_kind == 1 ? "spawn" : "redis://127.0.0.1:6379";
-    settings_.backend = backend_;
-  }
-  help_marker(
-      "fake: the deterministic in-process Redis (instant runs, then played back).\n"
-      "spawn / redis URL: a real server; the run happens live.");
-  if (is_url) {
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(url_px);
-    ImGui::InputText("##url", &backend_);
-  }
-  ImGui::EndGroup();
-  if (backend_ != "fake") {
-    // A real run takes the scenario's own time unless scaled (0.1: 25 s in 2.5 s).
-    const float scale_px = text_px("0.00x") + 60;
-    flow(text_px("time") + scale_px + text_px("server faults") + 40 + 3 * style.ItemSpacing.x,
-         gap_px);
-    ImGui::BeginGroup();
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("time");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(scale_px);
-    ImGui::SliderFloat("##time_scale", &time_scale_, 0.05f, 1.0f, "%.2fx",
-                       ImGuiSliderFlags_Logarithmic);
-    help_marker("Every duration of the scenario (TTLs, work, pauses, timeouts) times this.");
-    if (is_url) {
-      ImGui::SameLine();
-      ImGui::Checkbox("server faults", &allow_server_faults_);
-      help_marker(
-          "Allow server-wide faults and config (DEBUG SLEEP, SCRIPT FLUSH, CONFIG SET) on this "
-          "server. Only on a server that is yours to disturb.");
-    }
-    ImGui::EndGroup();
-  }
-
-  const float seed_px = text_px("0000000000") + 60;
-  flow(text_px("seed") + seed_px + style.ItemSpacing.x, gap_px);
-  ImGui::BeginGroup();
-  ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("seed");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(seed_px);
-  ImGui::InputScalar("##seed", ImGuiDataType_U64, &seed_, nullptr, nullptr, "%" PRIu64);
-  if (ImGui::IsItemDeactivatedAfterEdit()) rerun_in_place();
-  ImGui::EndGroup();
-
-  const float pause_px = text_px("Pause") + 24;
-  flow(text_px("Run again") + pause_px + text_px("Step") + text_px("Restart") + 3 * frame_pad_px +
+  // Row 1: the transport, the steps by meaning, reveal, speed and seed.
+  const char* run_label = running() ? tr(S::run_again, L) : tr(S::run, L);
+  const char* play_label = playing_ ? tr(S::pause, L) : tr(S::play, L);
+  const float play_px = std::max(button_px(tr(S::pause, L)), button_px(tr(S::play, L)));
+  flow(button_px(run_label) + play_px + button_px(tr(S::step, L)) + button_px(tr(S::restart, L)) +
            3 * style.ItemSpacing.x,
-       gap_px * 1.5f);
+       gap_px);
   ImGui::BeginGroup();
-  if (ImGui::Button(running() ? "Run again" : "Run")) run(true);
+  if (ImGui::Button((std::string(run_label) + "###run").c_str())) run(true);
   record("run");
-  help_marker("Run the scenario with these choices and play it from the start.");
+  help_marker(tr(S::run_tip, L));
   ImGui::SameLine();
-  if (ImGui::Button(playing_ ? "Pause" : "Play", {pause_px, 0})) {
+  if (ImGui::Button((std::string(play_label) + "###play").c_str(), {play_px, 0})) {
     if (playing_)
       pause();
     else
       play();
   }
   record("pause");
+  help_marker(tr(S::play_tip, L));
   ImGui::SameLine();
-  if (ImGui::Button("Step")) step_to_next_event();
+  if (ImGui::Button((std::string(tr(S::step, L)) + "###step").c_str())) step_to_next_event();
   record("step");
-  help_marker("Move the playhead to the next event.");
+  help_marker(tr(S::step_tip, L));
   ImGui::SameLine();
-  if (ImGui::Button("Restart")) restart();
+  if (ImGui::Button((std::string(tr(S::restart, L)) + "###restart").c_str())) restart();
   record("restart");
+  help_marker(tr(S::restart_tip, L));
   ImGui::EndGroup();
 
   // Steps by meaning: a class follows the story note by note, not event by event.
-  flow(text_px("< Note") + text_px("Note >") + text_px("Violation >") + text_px("Actor >") +
-           4 * frame_pad_px + 3 * style.ItemSpacing.x,
+  flow(button_px(tr(S::prev_note, L)) + button_px(tr(S::next_note, L)) +
+           button_px(tr(S::next_violation, L)) + button_px(tr(S::next_actor, L)) +
+           3 * style.ItemSpacing.x,
        gap_px);
   ImGui::BeginGroup();
-  if (ImGui::Button("< Note")) step_note(-1);
+  if (ImGui::Button((std::string(tr(S::prev_note, L)) + "###prev_note").c_str())) step_note(-1);
   record("prev_note");
-  help_marker("The previous narration note (Left, Page Up).");
+  help_marker(tr(S::prev_note_tip, L));
   ImGui::SameLine();
-  if (ImGui::Button("Note >")) step_note(+1);
+  if (ImGui::Button((std::string(tr(S::next_note, L)) + "###next_note").c_str())) step_note(+1);
   record("next_note");
-  help_marker("The next narration note (Right, Page Down).");
+  help_marker(tr(S::next_note_tip, L));
   ImGui::SameLine();
-  if (ImGui::Button("Violation >")) step_violation(+1);
+  if (ImGui::Button((std::string(tr(S::next_violation, L)) + "###next_violation").c_str()))
+    step_violation(+1);
   record("next_violation");
-  help_marker("The next violation's start (N; Shift+N: the previous one).");
+  help_marker(tr(S::next_violation_tip, L));
   ImGui::SameLine();
-  if (ImGui::Button("Actor >")) step_actor_event(+1);
+  if (ImGui::Button((std::string(tr(S::next_actor, L)) + "###next_actor").c_str()))
+    step_actor_event(+1);
   record("next_actor_event");
-  help_marker("The next event of the selected event's actor (E; Shift+E: the previous one).");
+  help_marker(tr(S::next_actor_tip, L));
   ImGui::EndGroup();
 
-  const char* reveal_label = reveal_ ? "Hide future" : "Reveal";
-  flow(text_px(reveal_label) + frame_pad_px + 2 * ImGui::GetFrameHeight() + text_px("faint") +
-           text_px("stop at notes") + text_px("Presenter") + frame_pad_px + 4 * style.ItemSpacing.x,
-       gap_px);
-  ImGui::BeginGroup();
-  if (ImGui::Button(reveal_label)) reveal_ = !reveal_;
+  const char* reveal_label = reveal_ ? tr(S::hide_future, L) : tr(S::reveal, L);
+  flow(button_px(reveal_label), gap_px);
+  if (ImGui::Button((std::string(reveal_label) + "###reveal").c_str())) reveal_ = !reveal_;
   record("reveal");
-  help_marker(
-      "Reveal: everything at once, the future and the final verdicts (V).\n"
-      "Otherwise only what has happened up to the playhead is shown.");
-  ImGui::SameLine();
-  ImGui::Checkbox("faint", &future_faint_);
-  record("future_faint");
-  help_marker("Show the future faint instead of hiding it (F).");
-  ImGui::SameLine();
-  ImGui::Checkbox("stop at notes", &stop_at_notes_);
-  record("stop_at_notes");
-  help_marker("Playing stops at each narration note, for the class to read it (S).");
-  ImGui::SameLine();
-  if (ImGui::Button("Presenter")) presenter_ = true;
-  record("presenter");
-  help_marker("Full-window timeline in large type, driven from the keyboard (P, F5; H: keys).");
-  ImGui::EndGroup();
+  help_marker(tr(S::reveal_tip, L));
 
-  const float speed_px = 150;
+  const std::string speed_format = std::string(tr(S::speed, L)) + " %.1fx";
+  const float speed_px = text_px((std::string(tr(S::speed, L)) + " 20.0x").c_str()) + 40;
   flow(speed_px, gap_px);
   ImGui::SetNextItemWidth(speed_px);
   float speed = speed_;
-  if (ImGui::SliderFloat("##speed", &speed, 0.1f, 20.0f, "speed %.1fx",
+  if (ImGui::SliderFloat("##speed", &speed, 0.1f, 20.0f, speed_format.c_str(),
                          ImGuiSliderFlags_Logarithmic))
     set_speed(speed);
-  help_marker("1x = the scenario's own time (a 25 s scenario plays for 25 s).");
-  flow(ImGui::GetFrameHeight() + text_px("follow") + style.ItemInnerSpacing.x, gap_px);
-  ImGui::Checkbox("follow", &follow_);
-  help_marker("Keep the playhead in view while it moves.");
+  record("speed");
+  help_marker(tr(S::speed_tip, L));
 
-  int lang_index = 0;
-  for (int i = 0; i < 3; i++)
-    if (lang_ == lang_names[i][0]) lang_index = i;
-  const float lang_px = text_px("Čeština") + 40;
-  flow(lang_px, gap_px);
-  ImGui::SetNextItemWidth(lang_px);
-  if (ImGui::BeginCombo("##lang", lang_names[lang_index][1])) {
-    for (int i = 0; i < 3; i++)
-      if (ImGui::Selectable(lang_names[i][1], i == lang_index) && i != lang_index) {
-        set_lang(lang_names[i][0]);
-        rerun_in_place();  // narration and verdicts are written in the run's language
-      }
-    ImGui::EndCombo();
+  const float seed_px = text_px("0000000000") + 24;
+  flow(text_px(tr(S::seed, L)) + seed_px + style.ItemSpacing.x, gap_px);
+  ImGui::BeginGroup();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(tr(S::seed, L));
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(seed_px);
+  ImGui::InputScalar("##seed", ImGuiDataType_U64, &seed_, nullptr, nullptr, "%" PRIu64);
+  record("seed");
+  if (ImGui::IsItemDeactivatedAfterEdit()) rerun_in_place();
+  ImGui::EndGroup();
+  help_marker(tr(S::seed_tip, L));
+  if (backend_ != "fake") {
+    flow(text_px(trf(S::backend_shown, L, {shown_backend()}).c_str()), gap_px);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextColored(kMutedColour, "%s", trf(S::backend_shown, L, {shown_backend()}).c_str());
   }
 
   // Row 2: the scenario's parameters and variants, on a new line.
@@ -229,19 +309,23 @@ void App::draw_top_bar() {
     for (auto& p : scenario_->params) {
       std::string label = p.label.get(lang_);
       if (label.empty()) label = p.name;
-      const float slider_px = 170;
+      const float slider_px = ImGui::GetFontSize() * 9;
       flow(text_px(label.c_str()) + slider_px + style.ItemInnerSpacing.x, gap_px);
       ImGui::BeginGroup();
       int64_t& value = params_[p.name];
-      std::string format = "%" PRId64 " " + p.unit;
+      // ('%' would be a format directive in a unit's words.)
+      std::string unit = unit_words(p.unit, L);
+      std::replace(unit.begin(), unit.end(), '%', ' ');
+      std::string format = "%" PRId64 " " + unit;
       ImGui::SetNextItemWidth(slider_px);
       ImGui::SliderScalar(("##p_" + p.name).c_str(), ImGuiDataType_S64, &value, &p.min, &p.max,
                           format.c_str());
       if (ImGui::IsItemDeactivatedAfterEdit()) rerun_in_place();
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s: %" PRId64 "..%" PRId64 " %s (default %" PRId64
-                          ")\nCtrl+click to type a value.",
-                          p.name.c_str(), p.min, p.max, p.unit.c_str(), p.def);
+        ImGui::SetTooltip("%s", trf(S::param_tip, L,
+                                    {p.name, std::to_string(p.min), std::to_string(p.max),
+                                     unit_words(p.unit, L), std::to_string(p.def)})
+                                    .c_str());
       ImGui::SameLine(0, style.ItemInnerSpacing.x);
       ImGui::AlignTextToFramePadding();
       ImGui::TextUnformatted(label.c_str());
@@ -251,14 +335,9 @@ void App::draw_top_bar() {
       std::string label = v.label.get(lang_);
       if (label.empty()) label = v.name;
       std::string& value = variant_[v.name];
-      auto value_label = [&](const std::string& val) {
-        auto it = v.value_labels.find(val);
-        std::string text = it == v.value_labels.end() ? val : it->second.get(lang_);
-        return text.empty() ? val : text;
-      };
       std::string values;
       for (auto& val : v.values) values += (values.empty() ? "" : ", ") + val;
-      const std::string tip = "variant " + v.name + " (" + values + ")";
+      const std::string tip = trf(S::variant_tip, L, {v.name, values});
       const bool on_off = v.values.size() == 2 && v.values[0] == "off" && v.values[1] == "on";
       if (on_off) {
         flow(text_px(label.c_str()) + ImGui::GetFrameHeight() + style.ItemInnerSpacing.x, gap_px);
@@ -271,13 +350,15 @@ void App::draw_top_bar() {
       } else {
         float combo_px = 60;
         for (auto& val : v.values)
-          combo_px = std::max(combo_px, text_px(value_label(val).c_str()) + 40);
+          combo_px = std::max(combo_px, text_px(value_words(v, val, lang_).c_str()) +
+                                            ImGui::GetFrameHeight() + style.FramePadding.x * 2);
         flow(text_px(label.c_str()) + combo_px + style.ItemInnerSpacing.x, gap_px);
         ImGui::BeginGroup();
         ImGui::SetNextItemWidth(combo_px);
-        if (ImGui::BeginCombo(("##v_" + v.name).c_str(), value_label(value).c_str())) {
+        if (ImGui::BeginCombo(("##v_" + v.name).c_str(), value_words(v, value, lang_).c_str())) {
           for (auto& val : v.values)
-            if (ImGui::Selectable((value_label(val) + "##" + val).c_str(), val == value) &&
+            if (ImGui::Selectable((value_words(v, val, lang_) + "##" + val).c_str(),
+                                  val == value) &&
                 val != value) {
               value = val;
               rerun_in_place();
@@ -293,40 +374,10 @@ void App::draw_top_bar() {
     }
   }
 
-  // Row 3: files, and what happened last (an error stays until dismissed or replaced).
-  ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("file");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(std::min(420.0f, ImGui::GetContentRegionAvail().x * 0.3f));
-  ImGui::InputTextWithHint("##path", "path/to/scenario-or-trace.json", &path_field_);
-  record("path");
-  auto need_path = [&]() {
-    if (path_field_.empty()) set_error("type a file path first");
-    return !path_field_.empty();
-  };
-  ImGui::SameLine();
-  if (ImGui::Button("Open") && need_path()) {
-    if (open_path(path_field_) && scenario_ && !replay_) run(true);
-  }
-  record("open");
-  help_marker("A scenario file (runs it) or a saved trace (replays it, no server needed).");
-  ImGui::SameLine();
-  if (ImGui::Button("Save trace") && need_path()) save_trace(path_field_);
-  record("save_trace");
-  ImGui::SameLine();
-  if (ImGui::Button("Export PNG") && need_path()) request_timeline_png(path_field_);
-  record("export_png");
-  help_marker("The timeline as a picture.");
-  ImGui::SameLine();
-  if (ImGui::Button("Chrome trace") && need_path()) export_chrome_trace(path_field_);
-  record("export_chrome");
-  help_marker("For ui.perfetto.dev or chrome://tracing.");
-  // What happened last: an error stays until dismissed or replaced. Long messages (a located
-  // scenario error with its path) wrap on a line of their own.
-  first = false;
+  // An error stays until dismissed or replaced; a long one (a located scenario error with its
+  // path) wraps on a line of its own.
   if (!error_.empty()) {
-    const std::string message = "error: " + error_;
-    flow(std::min(text_px(message.c_str()), 300.0f), gap_px);
+    const std::string message = trf(S::error_prefix, L, {error_});
     ImGui::BeginGroup();
     ImGui::PushTextWrapPos(ImGui::GetWindowContentRegionMax().x - ImGui::GetFrameHeight() * 2);
     ImGui::TextColored(kViolatedColour, "%s", message.c_str());
@@ -335,21 +386,19 @@ void App::draw_top_bar() {
     record("error");
     ImGui::SameLine();
     if (ImGui::SmallButton("x##dismiss")) error_.clear();
-  } else if (!status_.empty()) {
-    flow(text_px(status_.c_str()), gap_px);
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextColored(kMutedColour, "%s", status_.c_str());
+    help_marker(tr(S::dismiss_tip, L));
   }
 }
 
 // ---- Library ------------------------------------------------------------------------------
 
 void App::draw_library(ImVec2 size) {
+  const Lang L = ui_lang();
   ImGui::BeginChild("library", size, true);
   record_window("library");
-  ImGui::TextUnformatted("Scenarios");
+  ImGui::TextUnformatted(tr(S::scenarios, L));
   ImGui::SetNextItemWidth(-1);
-  ImGui::InputTextWithHint("##search", "search", &library_filter_);
+  ImGui::InputTextWithHint("##search", tr(S::search, L), &library_filter_);
   const std::string needle = lower(library_filter_);
   auto matches = [&](const ScenarioEntry& e) {
     if (needle.empty()) return true;
@@ -367,7 +416,7 @@ void App::draw_library(ImVec2 size) {
     for (auto& e : library_) any = any || (e.topic == topic && matches(e));
     if (!any) continue;
     ImGui::SetNextItemOpen(true, ImGuiCond_Once);
-    if (!ImGui::TreeNode(topic.c_str())) continue;
+    if (!ImGui::TreeNode((topic_words(topic, L) + "###topic_" + topic).c_str())) continue;
     for (auto& e : library_) {
       if (e.topic != topic || !matches(e)) continue;
       shown++;
@@ -389,32 +438,27 @@ void App::draw_library(ImVec2 size) {
     }
     ImGui::TreePop();
   }
-  if (shown == 0 && !library_.empty()) ImGui::TextDisabled("nothing matches");
-  if (library_.empty()) ImGui::TextDisabled("no scenarios found");
+  if (shown == 0 && !library_.empty()) ImGui::TextDisabled("%s", tr(S::nothing_matches, L));
+  if (library_.empty()) ImGui::TextDisabled("%s", tr(S::no_scenarios, L));
   ImGui::EndChild();
 }
 
 // ---- Timeline -----------------------------------------------------------------------------
 
 void App::draw_timeline_view(ImVec2 size) {
-  // Marks, labels and the name column grow with the type (presenter mode's large font).
+  // Marks, labels and the name column grow with the type (the UI scale, presenter mode).
   const float font_px = ImGui::GetFontSize();
-  const ImFontAtlas* atlas = ImGui::GetIO().Fonts;
-  const float base_px = atlas->Fonts.Size > 0 ? atlas->Fonts[0]->FontSize : font_px;
-  view_.scale = base_px > 0 ? font_px / base_px : 1.0f;
+  view_.scale = base_font_px_ > 0 ? font_px / base_font_px_ : 1.0f;
   view_.label_width_px = 110 * view_.scale;
-  view_.ruler_height_px = 24 * view_.scale;
+  view_.ruler_height_px = font_px + 8 * view_.scale;
   // The app's look is always light: lane names in near-black, not the view's neutral grey.
   view_.palette.label_text = IM_COL32(25, 25, 35, 255);
-  // Rows grow to use the height when there are few of them (readable from the back of a
-  // room); the view shrinks them itself when there are many.
-  size_t rows = 0;
-  for (auto& lane : model_.lanes()) rows += lane.rows.size();
-  const float lanes_px = (size.y > 0 ? size.y : ImGui::GetContentRegionAvail().y) -
-                         view_.ruler_height_px - (view_.show_legend ? 2 * font_px : 0) -
-                         8.0f * float(model_.lanes().size());
-  view_.row_height_px =
-      rows == 0 ? font_px + 4 : std::clamp(lanes_px / float(rows), font_px + 4, 2 * font_px);
+  // Rows are readable (the type fits) and grow to fill the height, up to three lines of type.
+  view_.row_height_px = font_px + 4 * view_.scale;
+  view_.row_height_max_px = 3 * font_px;
+  view_.lang = ui_lang();
+  view_.words = [this](size_t vi, TimeUs at_us) { return words_of(vi, at_us); };
+  view_.check_title = [this](const std::string& check) { return title_of(check); };
   // The view follows the playhead only while it moves: a paused playhead outside the view
   // (a screenshot of a run's busy part, the user zoomed elsewhere) must not pull it away.
   view_.follow = follow_ && (playing_ || running());
@@ -425,27 +469,42 @@ void App::draw_timeline_view(ImVec2 size) {
 }
 
 void App::draw_timeline(ImVec2 size) {
+  const Lang L = ui_lang();
   ImGui::BeginChild("timeline", size, true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   record_window("timeline");
   // One line that says what is on screen, so a screenshot explains itself.
-  std::string head = source_.empty() ? "nothing to show yet" : source_;
+  std::string head = source_kind_ == SourceKind::run ? trf(S::run_of, L, {source_})
+                     : source_kind_ == SourceKind::live
+                         ? trf(S::live_run_of, L, {source_, shown_backend()})
+                     : source_kind_ == SourceKind::trace ? source_
+                                                         : std::string(tr(S::nothing_yet, L));
   if (!trace_.meta().empty()) {
     auto& meta = trace_.meta();
-    if (auto it = meta.find("seed"); it != meta.end()) head += "  ·  seed " + it->second;
-    std::string variants;
-    for (auto& [k, v] : meta)
-      if (k.rfind("variant.", 0) == 0) variants += " " + k.substr(8) + "=" + v;
-    if (!variants.empty()) head += "  ·" + variants;
+    // (The variants are on the toolbar, in words; here the seed, which is not.)
+    if (auto it = meta.find("seed"); it != meta.end())
+      head += "  ·  " + trf(S::seed_is, L, {it->second});
   }
-  ImGui::TextUnformatted(head.c_str());
+  std::string at = trf(S::playhead_of, L,
+                       {seconds_words(view_.playhead_us, L), seconds_words(model_.end_us(), L)});
+  if (running()) at += std::string("  ") + tr(S::running_dots, L);
+  const float at_px = ImGui::CalcTextSize(at.c_str()).x;
+  const float room_px = ImGui::GetContentRegionAvail().x - at_px - ImGui::GetStyle().ItemSpacing.x;
+  // The head gives way to the playhead's time (which matters more), elided, whole on hover.
+  std::string head_shown = head;
+  while (head_shown.size() > 4 && ImGui::CalcTextSize(head_shown.c_str()).x > room_px) {
+    size_t cut = head_shown.size() - 1;
+    while (cut > 0 && (static_cast<unsigned char>(head_shown[cut]) & 0xC0) == 0x80) cut--;
+    head_shown = head_shown.substr(0, cut);
+  }
+  if (head_shown != head) head_shown += "\u2026";
+  ImGui::TextUnformatted(head_shown.c_str());
+  if (head_shown != head) help_marker(head.c_str());
   ImGui::SameLine();
-  std::string at = "playhead " + seconds_text(view_.playhead_us) + " of " +
-                   seconds_text(model_.end_us()) + (running() ? "  (running ...)" : "");
-  float at_px = ImGui::CalcTextSize(at.c_str()).x;
   ImGui::SetCursorPosX(
       std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - at_px));
   ImGui::TextColored(kMutedColour, "%s", at.c_str());
+  record("playhead_text");
   draw_timeline_view(ImVec2(0, 0));
   ImGui::EndChild();
 }
@@ -456,27 +515,28 @@ void App::draw_verdicts(bool compact) {
   // Again here: a panel drawn earlier in this frame may have replaced the run (the library,
   // a variant), and the verdicts point into its violations.
   update_verdicts();
-  using S = Verdict::State;
+  const Lang L = ui_lang();
+  using St = Verdict::State;
   const auto& violations = model_.violations();
   const ImGuiStyle& style = ImGui::GetStyle();
   std::vector<std::string> quiet;  // compact: the checks with nothing to look at
   for (const Verdict& v : verdicts_) {
     const bool unexpected =
-        v.final && v.expected && v.state != S::not_judged && *v.expected != (v.state == S::holds);
-    if (compact && v.state != S::violated && !unexpected) {
-      quiet.push_back(v.check);
+        v.final && v.expected && v.state != St::not_judged && *v.expected != (v.state == St::holds);
+    if (compact && v.state != St::violated && !unexpected) {
+      quiet.push_back(title_of(v.check));
       continue;
     }
-    const char* word = v.state == S::violated   ? "VIOLATED"
-                       : v.state == S::holds    ? "holds"
-                       : v.state == S::none_yet ? "so far"
-                                                : "n/a";
-    const ImVec4 colour = v.state == S::violated ? kViolatedColour
-                          : v.state == S::holds  ? kHoldsColour
-                                                 : kMutedColour;
+    const char* word = v.state == St::violated   ? tr(S::word_violated, L)
+                       : v.state == St::holds    ? tr(S::word_holds, L)
+                       : v.state == St::none_yet ? tr(S::word_so_far, L)
+                                                 : tr(S::word_not_judged, L);
+    const ImVec4 colour = v.state == St::violated ? kViolatedColour
+                          : v.state == St::holds  ? kHoldsColour
+                                                  : kMutedColour;
     ImGui::TextColored(colour, "%s", word);
     ImGui::SameLine();
-    const std::string line = v.check + (v.final ? ": " : " ") + v.text;
+    const std::string line = title_of(v.check) + (v.final || L != Lang::en ? ": " : " ") + v.text;
     if (v.violations.empty()) {
       ImGui::PushTextWrapPos(0);
       ImGui::TextUnformatted(line.c_str());
@@ -490,31 +550,37 @@ void App::draw_verdicts(bool compact) {
         jump_to_violation(v.violations.front());
       record("verdict:" + v.check);
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s: go to %s",
-                          violations[v.violations.front()]
-                              .text_at(v.final ? kTimeNeverUs : view_.playhead_us)
-                              .c_str(),
-                          seconds_text(violations[v.violations.front()].from_us).c_str());
+        ImGui::SetTooltip(
+            "%s", trf(S::go_to, L,
+                      {words_of(v.violations.front(), v.final ? kTimeNeverUs : view_.playhead_us)
+                           .sentence,
+                       seconds_words(violations[v.violations.front()].from_us, L)})
+                      .c_str());
       ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at,
                                           ImGui::GetColorU32(ImGuiCol_Text), line.c_str(), nullptr,
                                           wrap_px);
     }
-    if (unexpected)
-      ImGui::TextColored(kViolatedColour, "    unexpected: this variant should %s",
-                         *v.expected ? "hold" : "fail");
+    if (unexpected) {
+      ImGui::Indent();
+      ImGui::TextColored(kViolatedColour, "%s",
+                         tr(*v.expected ? S::unexpected_hold : S::unexpected_fail, L));
+      ImGui::Unindent();
+    }
     // Each further violation: a small button at its moment, flowing like words.
     const size_t more = v.violations.size() > 1 ? v.violations.size() - 1 : 0;
     constexpr size_t kMoreShownMax = 24;
     if (more > 0) {
       ImGui::Indent();
       ImGui::AlignTextToFramePadding();
-      ImGui::TextColored(kMutedColour, "+%zu more%s:", more, v.final ? "" : " so far");
+      ImGui::TextColored(
+          kMutedColour, "%s",
+          trf(v.final ? S::more : S::more_so_far, L, {std::to_string(more)}).c_str());
       for (size_t k = 1; k < v.violations.size() && k <= kMoreShownMax; k++) {
         const ViolationRegion& r = violations[v.violations[k]];
         std::string who;
         for (auto& w : r.who) who += (who.empty() ? "" : ", ") + w;
-        const std::string label = seconds_text(r.from_us) + (who.empty() ? "" : " " + who) + "##" +
-                                  v.check + std::to_string(k);
+        const std::string label = seconds_words(r.from_us, L) + (who.empty() ? "" : " " + who) +
+                                  "##" + v.check + std::to_string(k);
         const float w = ImGui::CalcTextSize(label.c_str(), nullptr, true).x +
                         style.FramePadding.x * 2 + style.ItemSpacing.x;
         if (ImGui::GetItemRectMax().x + w <
@@ -522,11 +588,14 @@ void App::draw_verdicts(bool compact) {
           ImGui::SameLine();
         if (ImGui::SmallButton(label.c_str())) jump_to_violation(v.violations[k]);
         record("verdict:" + v.check + ":" + std::to_string(k));
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.text.c_str());
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("%s",
+                            words_of(v.violations[k], v.final ? kTimeNeverUs : view_.playhead_us)
+                                .sentence.c_str());
       }
       if (more > kMoreShownMax) {
         ImGui::SameLine();
-        ImGui::TextColored(kMutedColour, "... (N steps through them all)");
+        ImGui::TextColored(kMutedColour, "%s", tr(S::n_steps_all, L));
       }
       ImGui::Unindent();
     }
@@ -536,38 +605,49 @@ void App::draw_verdicts(bool compact) {
     for (auto& q : quiet) names += (names.empty() ? "" : ", ") + q;
     const bool final = !verdicts_.empty() && verdicts_.front().final;
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(kMutedColour, "%s%s",
-                       final ? "no violation: " : "so far no violation: ", names.c_str());
+    ImGui::TextColored(kMutedColour, "%s",
+                       trf(final ? S::quiet_final : S::quiet_so_far, L, {names}).c_str());
     ImGui::PopTextWrapPos();
   }
   if (!verdicts_.empty() && verdicts_.front().final) {
     if (auto met = model_.index().expectation_met())
       ImGui::TextColored(*met ? kHoldsColour : kViolatedColour, "%s",
-                         *met ? "the run met the scenario's expectation"
-                              : "the run did NOT meet the scenario's expectation");
+                         tr(*met ? S::expectation_met : S::expectation_not_met, L));
   } else if (!verdicts_.empty()) {
-    ImGui::TextColored(kMutedColour, "%s",
-                       "so far: up to the playhead; the verdicts are final at the end (V reveals)");
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(kMutedColour, "%s", tr(S::so_far_note, L));
+    ImGui::PopTextWrapPos();
   }
 }
 
 // ---- Presenter mode -----------------------------------------------------------------------
 
 void App::draw_presenter() {
+  const Lang L = ui_lang();
   if (large_font_) ImGui::PushFont(large_font_);
   const ImGuiStyle& style = ImGui::GetStyle();
   const float right_x = ImGui::GetWindowContentRegionMax().x;
 
   // Line 1: what is shown, and where the playhead is.
-  ImGui::TextUnformatted(scenario_ ? scenario_->title.get(lang_).c_str() : source_.c_str());
-  std::string state = std::string(playing_ ? "playing" : "paused") + "   " +
-                      seconds_text(view_.playhead_us) + " / " + seconds_text(model_.end_us());
+  std::string state = std::string(tr(playing_ ? S::state_playing : S::state_paused, L)) + "   " +
+                      seconds_words(view_.playhead_us, L) + " / " +
+                      seconds_words(model_.end_us(), L);
   char speed_text[32];
   std::snprintf(speed_text, sizeof speed_text, "   %gx", double(speed_));
   state += speed_text;
-  if (reveal_) state += "   revealed";
-  if (stop_at_notes_) state += "   stops at notes";
+  if (reveal_) state += std::string("   ") + tr(S::state_revealed, L);
+  if (stop_at_notes_) state += std::string("   ") + tr(S::state_stops, L);
   const float state_px = ImGui::CalcTextSize(state.c_str()).x;
+  const std::string title = scenario_ ? scenario_->title.get(lang_) : source_;
+  const float title_room = right_x - state_px - 2 * style.ItemSpacing.x;
+  std::string title_shown = title;
+  while (title_shown.size() > 4 && ImGui::CalcTextSize(title_shown.c_str()).x > title_room) {
+    size_t cut = title_shown.size() - 1;
+    while (cut > 0 && (static_cast<unsigned char>(title_shown[cut]) & 0xC0) == 0x80) cut--;
+    title_shown = title_shown.substr(0, cut);
+  }
+  if (title_shown != title) title_shown += "\u2026";
+  ImGui::TextUnformatted(title_shown.c_str());
   ImGui::SameLine();
   ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX() + style.ItemSpacing.x, right_x - state_px));
   ImGui::TextColored(kMutedColour, "%s", state.c_str());
@@ -579,12 +659,12 @@ void App::draw_presenter() {
       const scenario::Variant& v = scenario_->variants[i];
       std::string label = v.label.get(lang_);
       if (label.empty()) label = v.name;
-      variants += (variants.empty() ? "" : "     ") + std::to_string(i + 1) + ": " + label + " = " +
-                  variant_[v.name];
+      variants += (variants.empty() ? "" : "     ") + std::to_string(i + 1) + ": " + label + ": " +
+                  value_words(v, variant_[v.name], lang_);
     }
   ImGui::PushTextWrapPos(0);
-  ImGui::TextColored(kMutedColour, "%s%sH: keys", variants.c_str(),
-                     variants.empty() ? "" : "     ");
+  ImGui::TextColored(kMutedColour, "%s%s%s", variants.c_str(), variants.empty() ? "" : "     ",
+                     tr(S::keys_hint, L));
   ImGui::PopTextWrapPos();
   record("presenter_variants");
 
@@ -594,7 +674,7 @@ void App::draw_presenter() {
     if (n.time_us <= view_.playhead_us) current = &n;
   std::string caption = current
                             ? (current->actor.empty() ? "" : current->actor + ": ") + current->text
-                            : std::string("Space plays; Right goes to the next note.");
+                            : std::string(tr(S::caption_hint, L));
   const float width_px = ImGui::GetContentRegionAvail().x;
   const float caption_px = std::min(ImGui::CalcTextSize(caption.c_str(), nullptr, false,
                                                         width_px - 4 * style.WindowPadding.x)
@@ -637,18 +717,19 @@ void App::draw_presenter() {
 
 void App::draw_help() {
   if (!help_open_) return;
+  const Lang L = ui_lang();
   if (presenter_ && large_font_) ImGui::PushFont(large_font_);
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos({vp->WorkPos.x + vp->WorkSize.x / 2, vp->WorkPos.y + vp->WorkSize.y / 2},
                           ImGuiCond_Always, {0.5f, 0.5f});
   ImGui::SetNextWindowBgAlpha(0.97f);
-  if (ImGui::Begin("Keys", &help_open_,
+  if (ImGui::Begin((std::string(tr(S::keys_item, L)) + "###keys").c_str(), &help_open_,
                    ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse |
                        ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove |
                        ImGuiWindowFlags_NoScrollbar)) {
     record_window("help");
     if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
-      for (const auto& [key, what] : keys_help()) {
+      for (const auto& [key, what] : keys_help(L)) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(key.c_str());
@@ -665,16 +746,20 @@ void App::draw_help() {
 // ---- Inspector ----------------------------------------------------------------------------
 
 void App::draw_inspector(ImVec2 size) {
+  const Lang L = ui_lang();
   ImGui::BeginChild("inspector", size, true);
   record_window("inspector");
-  if (ImGui::CollapsingHeader("Selected event", ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader((std::string(tr(S::selected_event, L)) + "###selected").c_str(),
+                              ImGuiTreeNodeFlags_DefaultOpen))
     draw_selected_event();
-  if (ImGui::CollapsingHeader("Keyspace at the playhead", ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader((std::string(tr(S::keyspace_header, L)) + "###keyspace").c_str(),
+                              ImGuiTreeNodeFlags_DefaultOpen))
     draw_keyspace();
-  if (ImGui::CollapsingHeader("Connection pools", ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader((std::string(tr(S::pools_header, L)) + "###pools").c_str(),
+                              ImGuiTreeNodeFlags_DefaultOpen))
     draw_pool_stats();
-  if (ImGui::CollapsingHeader("Client options")) {
-    if (model_.client_options().empty()) ImGui::TextDisabled("none in this trace");
+  if (ImGui::CollapsingHeader((std::string(tr(S::client_options, L)) + "###options").c_str())) {
+    if (model_.client_options().empty()) ImGui::TextDisabled("%s", tr(S::none_in_trace, L));
     for (auto& [host, text] : model_.client_options()) {
       ImGui::TextUnformatted(host.c_str());
       ImGui::Indent();
@@ -688,35 +773,46 @@ void App::draw_inspector(ImVec2 size) {
 }
 
 void App::draw_selected_event() {
+  const Lang L = ui_lang();
   int64_t index = view_.selected_event;
   if (index < 0 || size_t(index) >= trace_.size()) {
-    ImGui::TextDisabled("Click an event on the timeline.");
+    ImGui::TextDisabled("%s", tr(S::click_an_event, L));
     return;
   }
   const TraceEvent& e = trace_.events()[size_t(index)];
   ImGui::PushTextWrapPos(0);
   if (e.kind == "violation") {
     // Written when the run ended; what matters is the span it covers.
-    ImGui::TextColored(kViolatedColour, "%s violated from %s to %s",
-                       std::string(e.str_or(F::check)).c_str(),
-                       seconds_text(e.num_or(F::from_us, e.time_us)).c_str(),
-                       seconds_text(e.num_or(F::to_us, e.time_us)).c_str());
-    ImGui::TextUnformatted(e.text.c_str());
+    ImGui::TextColored(
+        kViolatedColour, "%s",
+        trf(S::violated_from_to, L,
+            {std::string(e.str_or(F::check)), seconds_words(e.num_or(F::from_us, e.time_us), L),
+             seconds_words(e.num_or(F::to_us, e.time_us), L)})
+            .c_str());
+    for (size_t i = 0; i < model_.violations().size(); i++)
+      if (model_.violations()[i].event == index)
+        ImGui::TextUnformatted(words_of(i, kTimeNeverUs).sentence.c_str());
     ImGui::PopTextWrapPos();
     return;
   }
-  ImGui::Text("%s  at %s", e.kind.c_str(), seconds_text(e.time_us).c_str());
-  if (!e.actor.empty()) ImGui::Text("actor: %s", e.actor.c_str());
+  ImGui::TextUnformatted(trf(S::event_at, L, {e.kind, seconds_words(e.time_us, L)}).c_str());
+  if (!e.actor.empty()) ImGui::TextUnformatted(trf(S::actor_is, L, {e.actor}).c_str());
   if (e.connection >= 0) {
     std::string server = model_.server_of(e.connection);
-    ImGui::Text("connection %" PRId64 "%s%s", e.connection, server.empty() ? "" : " to ",
-                server.c_str());
+    ImGui::TextUnformatted((server.empty()
+                                ? trf(S::connection_n, L, {std::to_string(e.connection)})
+                                : trf(S::connection_to, L, {std::to_string(e.connection), server}))
+                               .c_str());
   }
-  if (e.step >= 0) ImGui::Text("step %" PRId64, e.step);
+  if (e.step >= 0) ImGui::TextUnformatted(trf(S::step_n, L, {std::to_string(e.step)}).c_str());
   if (e.attempt >= 0)
-    ImGui::Text("attempt %" PRId64 "%s", e.attempt,
-                e.attempt == 0 ? " (the first try)" : " (a retry)");
-  if (!e.text.empty()) {
+    ImGui::TextUnformatted(
+        trf(e.attempt == 0 ? S::attempt_first : S::attempt_retry, L, {std::to_string(e.attempt)})
+            .c_str());
+  // The event's text: the engine's words (English), except notes, which the scenario gives in
+  // the run's language. Its typed fields below say the same in any language.
+  const bool text_in_language = L == Lang::en || e.kind == "note" || e.kind == "narration";
+  if (!e.text.empty() && text_in_language) {
     ImGui::Separator();
     ImGui::TextUnformatted(e.text.c_str());
   }
@@ -726,8 +822,11 @@ void App::draw_selected_event() {
     for (const std::string& line : event_fields(e))
       ImGui::TextColored(kMutedColour, "%s", line.c_str());
   }
-  if (e.span > 0) ImGui::TextColored(kMutedColour, "begins span %" PRId64, e.span);
-  if (e.ends > 0) ImGui::TextColored(kMutedColour, "ends span %" PRId64, e.ends);
+  if (e.span > 0)
+    ImGui::TextColored(kMutedColour, "%s",
+                       trf(S::begins_span, L, {std::to_string(e.span)}).c_str());
+  if (e.ends > 0)
+    ImGui::TextColored(kMutedColour, "%s", trf(S::ends_span, L, {std::to_string(e.ends)}).c_str());
   // A span that starts here (a command and its reply, a pool wait, work): its end and
   // length. Found once per selection: a long trace has millions of items.
   if (selected_span_event_ != index || selected_span_generation_ != trace_generation_) {
@@ -743,12 +842,13 @@ void App::draw_selected_event() {
   if (selected_span_) {
     const Item& item = *selected_span_;
     if (item.open()) {
-      ImGui::TextColored(kMutedColour, "%s: still open", item_kind_name(item.kind));
+      ImGui::TextColored(kMutedColour, "%s", trf(S::still_open_what, L, {e.kind}).c_str());
     } else if (item.end_event >= 0 && size_t(item.end_event) < trace_.size()) {
       const TraceEvent& end = trace_.events()[size_t(item.end_event)];
       ImGui::Separator();
-      ImGui::Text("%s after %s", end.kind.c_str(), seconds_text(item.to_us - item.from_us).c_str());
-      std::string summary = event_summary(end);
+      ImGui::TextUnformatted(
+          trf(S::ended_after, L, {end.kind, seconds_words(item.to_us - item.from_us, L)}).c_str());
+      std::string summary = event_summary(end, 120, !text_in_language);
       if (!summary.empty()) ImGui::TextUnformatted(summary.c_str());
     }
   }
@@ -756,6 +856,7 @@ void App::draw_selected_event() {
 }
 
 void App::draw_keyspace() {
+  const Lang L = ui_lang();
   // The keys change only at an event: re-read them when the playhead passes one. The TTL
   // left is the server's clock at the playhead, so it counts down between events.
   size_t at_event = model_.first_event_after(view_.playhead_us);
@@ -769,26 +870,31 @@ void App::draw_keyspace() {
   for (auto& shown : keyspace_)
     if (shown.observed) shown.keys = model_.keyspace_at(shown.server, view_.playhead_us);
   if (keyspace_.empty()) {
-    ImGui::TextDisabled("no servers in this trace");
+    ImGui::TextDisabled("%s", tr(S::no_servers, L));
     return;
   }
   for (auto& [server, observed, keys] : keyspace_) {
     if (!observed) {
-      ImGui::Text("%s: not observed", server.c_str());
+      ImGui::TextUnformatted(trf(S::not_observed, L, {server}).c_str());
       ImGui::PushTextWrapPos(0);
-      ImGui::TextColored(kMutedColour,
-                         "a real server: the trace holds what its clients saw, not its keys");
+      ImGui::TextColored(kMutedColour, "%s", tr(S::not_observed_why, L));
       ImGui::PopTextWrapPos();
       continue;
     }
-    ImGui::Text("%s: %zu key%s", server.c_str(), keys.size(), keys.size() == 1 ? "" : "s");
+    ImGui::TextUnformatted(
+        trf(S::n_keys, L, {server, plural(int64_t(keys.size()), S::keys_plural, L)}).c_str());
     if (keys.empty()) continue;
-    if (ImGui::BeginTable(("keys_" + server).c_str(), 3,
+    // Key and TTL over the value on narrow panels: the TTL counting down matters most, and a
+    // token's value is long. Wide panels get the three columns.
+    const bool wide = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 22;
+    if (ImGui::BeginTable(("keys_" + server).c_str(), wide ? 3 : 2,
                           ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                               ImGuiTableFlags_SizingStretchProp)) {
-      ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthStretch, 1.45f);
-      ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.35f);
-      ImGui::TableSetupColumn("ttl", ImGuiTableColumnFlags_WidthStretch, 0.7f);
+      ImGui::TableSetupColumn(tr(S::col_key, L), ImGuiTableColumnFlags_WidthStretch, 1.4f);
+      if (wide)
+        ImGui::TableSetupColumn(tr(S::col_value, L), ImGuiTableColumnFlags_WidthStretch, 1.3f);
+      ImGui::TableSetupColumn(tr(S::col_ttl, L), ImGuiTableColumnFlags_WidthFixed,
+                              ImGui::CalcTextSize("00,0 s left").x);
       ImGui::TableHeadersRow();
       const size_t rows_max = 200;  // a big keyspace is summarised, not listed
       for (size_t i = 0; i < keys.size() && i < rows_max; i++) {
@@ -797,29 +903,46 @@ void App::draw_keyspace() {
         ImGui::TableNextColumn();
         std::string name = (k.db != 0 ? "db" + std::to_string(k.db) + " " : "") + k.key;
         ImGui::TextUnformatted(name.c_str());
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (%s)", name.c_str(), k.type.c_str());
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("%s (%s)\n%s", name.c_str(), k.type.c_str(), k.value.c_str());
+        if (!wide) {
+          // The value under the key, muted and cut to the column.
+          ImGui::PushTextWrapPos(0);
+          ImGui::TextColored(kMutedColour, "%s", k.value.substr(0, 64).c_str());
+          ImGui::PopTextWrapPos();
+        }
+        if (wide) {
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(k.value.c_str());
+          if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", k.value.c_str());
+        }
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(k.value.c_str());
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", k.value.c_str());
-        ImGui::TableNextColumn();
-        std::string ttl = ttl_left_text(k);
+        std::string ttl = k.expire_at_ms < 0 ? tr(S::no_ttl, L)
+                          : k.ttl_ms == -2   ? tr(S::ttl_unknown, L)
+                          : k.ttl_ms <= 0
+                              ? tr(S::expiring, L)
+                              : trf(S::time_left, L, {time_words(k.ttl_ms * kUsPerMs, L)});
         if (k.expire_at_ms < 0)
           ImGui::TextDisabled("%s", ttl.c_str());
         else
           ImGui::TextUnformatted(ttl.c_str());
         if (ImGui::IsItemHovered() && k.ttl_ms >= 0)
-          ImGui::SetTooltip("%" PRId64 " ms left (expires at %" PRId64 " on the server's clock)",
-                            k.ttl_ms, k.expire_at_ms);
+          ImGui::SetTooltip(
+              "%s", trf(S::ttl_tip, L, {std::to_string(k.ttl_ms), std::to_string(k.expire_at_ms)})
+                        .c_str());
       }
       ImGui::EndTable();
-      if (keys.size() > rows_max) ImGui::TextDisabled("... %zu more", keys.size() - rows_max);
+      if (keys.size() > rows_max)
+        ImGui::TextDisabled(
+            "%s", trf(S::n_more_rows, L, {std::to_string(keys.size() - rows_max)}).c_str());
     }
   }
 }
 
 void App::draw_pool_stats() {
+  const Lang L = ui_lang();
   if (model_.pool_stats().empty()) {
-    ImGui::TextDisabled("no pool statistics in this trace");
+    ImGui::TextDisabled("%s", tr(S::no_pool_stats, L));
     return;
   }
   const TimeUs end_us = std::max<TimeUs>(1, model_.end_us());
@@ -854,8 +977,11 @@ void App::draw_pool_stats() {
     const int64_t peak = int64_t(peak_in_use);
     const float scale_max = std::max(peak_in_use, 1.0f) * 1.15f;  // never a zero range
     const PoolSample* now = at(view_.playhead_us);
-    ImGui::Text("%s: connections in use (peak %" PRId64 "%s)", host.c_str(), peak,
-                so_far ? " so far" : "");
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(
+        trf(so_far ? S::in_use_peak_so_far : S::in_use_peak, L, {host, std::to_string(peak)})
+            .c_str());
+    ImGui::PopTextWrapPos();
     ImGui::PlotLines(("##pool_" + host).c_str(), plot.data(), kPoolPlotPoints, 0, nullptr, 0,
                      scale_max, {plot_px, 3 * ImGui::GetFontSize()});
     // The playhead on the plot, so the numbers below can be matched to the curve.
@@ -865,13 +991,24 @@ void App::draw_pool_stats() {
       ImGui::GetWindowDrawList()->AddRectFilled({x + 1, a.y + 1}, {b.x - 1, b.y - 1},
                                                 ImGui::GetColorU32(ImGuiCol_FrameBg));
     ImGui::GetWindowDrawList()->AddLine({x, a.y}, {x, b.y}, view_.palette.playhead, 1.5f);
-    if (now)
-      ImGui::TextColored(now->timeouts > 0 ? kViolatedColour : kMutedColour,
-                         "in use %" PRId64 "/%" PRId64 "  hits %" PRId64 "  misses %" PRId64
-                         "  timeouts %" PRId64,
-                         now->total - now->idle, now->total, now->hits, now->misses, now->timeouts);
-    else
-      ImGui::TextDisabled("no connections yet");
+    if (now) {
+      // Two short lines that wrap rather than one long one cut at the panel's edge.
+      const ImVec4 colour = now->timeouts > 0 ? kViolatedColour : kMutedColour;
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(colour, "%s",
+                         trf(S::in_use_now, L,
+                             {std::to_string(now->total - now->idle), std::to_string(now->total)})
+                             .c_str());
+      ImGui::TextColored(colour, "%s",
+                         trf(S::pool_counts, L,
+                             {std::to_string(now->hits), std::to_string(now->misses),
+                              std::to_string(now->timeouts)})
+                             .c_str());
+      ImGui::PopTextWrapPos();
+      record("pool:" + host);
+    } else {
+      ImGui::TextDisabled("%s", tr(S::no_connections_yet, L));
+    }
   }
   pool_plots_generation_ = trace_generation_;
 }
@@ -879,6 +1016,7 @@ void App::draw_pool_stats() {
 // ---- Narration ----------------------------------------------------------------------------
 
 void App::draw_narration(ImVec2 size) {
+  const Lang L = ui_lang();
   ImGui::BeginChild("narration", size, true);
   record_window("narration");
   if (ImGui::BeginTable("narration_columns", 2,
@@ -908,11 +1046,11 @@ void App::draw_narration(ImVec2 size) {
     const auto& notes = model_.notes();
     size_t shown = 0;
     while (shown < notes.size() && notes[shown].time_us <= view_.playhead_us) shown++;
-    if (shown == 0) ImGui::TextDisabled("Notes appear here as the playhead reaches them.");
+    if (shown == 0) ImGui::TextDisabled("%s", tr(S::notes_hint, L));
     ImGui::PushTextWrapPos(0);
     for (size_t i = 0; i < shown; i++) {
       auto& n = notes[i];
-      ImGui::TextColored(kMutedColour, "%s", seconds_text(n.time_us).c_str());
+      ImGui::TextColored(kMutedColour, "%s", seconds_words(n.time_us, L).c_str());
       ImGui::SameLine();
       std::string text = n.actor.empty() ? n.text : n.actor + ": " + n.text;
       if (i + 1 == shown)

@@ -37,15 +37,6 @@
 
 namespace redlab::gui {
 
-std::string ViolationRegion::text_at(TimeUs horizon_us) const {
-  if (to_us <= horizon_us) return text;
-  std::string names;
-  for (size_t i = 0; i < who.size(); i++)
-    names += (i == 0 ? "" : i + 1 == who.size() ? " and " : ", ") + who[i];
-  return check + " violated" + (names.empty() ? "" : " by " + names) + " since " +
-         scenario::format_time(from_us) + ", not over yet";
-}
-
 const char* item_kind_name(ItemKind kind) {
   switch (kind) {
     case ItemKind::command:
@@ -78,6 +69,10 @@ const char* item_kind_name(ItemKind kind) {
       return "key expired";
     case ItemKind::fault:
       return "fault";
+    case ItemKind::restart:
+      return "server restart";
+    case ItemKind::cut:
+      return "client cut";
     case ItemKind::count_:
       break;
   }
@@ -109,12 +104,13 @@ std::string cut(std::string s, size_t max_chars) {
 
 }  // namespace
 
-std::string event_summary(const TraceEvent& e, size_t max_chars) {
+std::string event_summary(const TraceEvent& e, size_t max_chars, bool without_text) {
   if (const auto* argv = e.list(F::argv); argv && !argv->empty())
     return command_line(*argv, max_chars);
-  if (!e.text.empty()) return cut(e.text, max_chars);
+  if (!e.text.empty() && !without_text) return cut(e.text, max_chars);
   if (const auto* error = e.str(F::error)) return cut(*error, max_chars);
   if (const auto* reply = e.str(F::reply)) return cut(*reply, max_chars);
+  if (without_text) return "";  // field names are English too
   std::string out;
   for (const TraceField& f : e.fields)
     out += (out.empty() ? "" : " ") + std::string(field_info(f.key).name) + "=" + field_value(f);
@@ -144,6 +140,7 @@ namespace {
   X(backoff) \
   X(blocked) \
   X(busy_reply) \
+  X(call) \
   X(client_cut) \
   X(clock_jump) \
   X(command) \
@@ -188,9 +185,11 @@ namespace {
   X(resource_accept) \
   X(resource_reject) \
   X(resource_start) \
+  X(result) \
   X(run_start) \
   X(script_busy) \
   X(script_end) \
+  X(script_fallback) \
   X(script_killed) \
   X(script_start) \
   X(served) \
@@ -365,6 +364,13 @@ struct TimelineModel::Builder {
   std::set<std::string, std::less<>> clients_only;     // servers whose lane is what clients saw
   bool real_backend = false;                           // meta backend != fake
   size_t arrows_sorted = 0;
+  // Errors inside the call now going on per (actor, step): flagged recovered if the call
+  // succeeds; those of its last failed call, flagged if Script.Run falls back to EVAL.
+  using StepKey = std::pair<std::string, int64_t>;
+  std::map<StepKey, std::vector<RowRef>> call_errors;
+  std::map<StepKey, std::vector<RowRef>> failed_call_errors;
+  // Per resource: the highest fence it accepted, and whose write that was.
+  std::map<std::string, std::pair<int64_t, std::string>, std::less<>> accepted_fence;
 };
 
 TimelineModel::TimelineModel() : builder_(std::make_unique<Builder>()) {}
@@ -418,15 +424,26 @@ int TimelineModel::lane_for(const std::string& name, LaneKind kind) {
     lane.name = name;
     lane.kind = kind;
     // Row 0 of every lane: actors' steps (work, sleep, pool waits, marks), servers' events.
-    lane.rows.push_back(Row{kind == LaneKind::actor ? "steps" : "events", -1, {}, {}});
+    lane.rows.push_back(Row{kind == LaneKind::actor ? "steps" : "events",
+                            -1,
+                            kind == LaneKind::actor ? RowKind::steps : RowKind::events,
+                            {},
+                            {}});
     if (kind == LaneKind::server) {
       bool seen = b.real_backend || b.clients_only.count(name);
-      lane.rows.push_back(Row{seen ? "in flight" : "served", -1, {}, {}});
+      lane.rows.push_back(Row{
+          seen ? "in flight" : "served", -1, seen ? RowKind::in_flight : RowKind::served, {}, {}});
       if (seen) lane.caption = kSeenByClients;
     }
     lanes_.push_back(std::move(lane));
   }
   return it->second;
+}
+
+std::string TimelineModel::check_kind(const std::string& name) const {
+  for (const TraceCheck& c : index_.checks())
+    if (c.name == name) return c.kind;
+  return "";
 }
 
 bool TimelineModel::same_content(const TimelineModel& other) const {
@@ -456,6 +473,7 @@ void TimelineModel::update(const Trace& trace) {
         if (lane.kind == LaneKind::server) {
           lane.caption = kSeenByClients;
           lane.rows[kServedRow].label = "in flight";
+          lane.rows[kServedRow].kind = RowKind::in_flight;
         }
   }
   if (events.size() == events_seen_) return;
@@ -516,6 +534,13 @@ void TimelineModel::consume(size_t index) {
     return ref.row < 0 ? lanes_[ref.lane].bands[ref.item]
                        : lanes_[ref.lane].rows[ref.row].items[ref.item];
   };
+  // An error its call may still recover from: remembered under the step that began it.
+  auto call_error = [&](const RowRef& ref) {
+    const Item& item = item_at(ref);
+    if (item.begin_event < 0) return;
+    const TraceEvent& begin = trace_->events()[static_cast<size_t>(item.begin_event)];
+    if (!begin.actor.empty()) b.call_errors[{begin.actor, begin.step}].push_back(ref);
+  };
   auto close = [&](const RowRef& ref, uint8_t extra_flags) {
     Item& item = item_at(ref);
     item.to_us = t;
@@ -523,6 +548,11 @@ void TimelineModel::consume(size_t index) {
     item.flags = static_cast<uint8_t>((item.flags & ~kItemOpen) | extra_flags);
     if (ref.row < 0) return;
     b.mark_dirty(ref.lane, ref.row, ref.item);
+    if (item.kind == ItemKind::command && (extra_flags & kItemErrorReply)) call_error(ref);
+  };
+  auto recovered = [&](std::vector<RowRef>& refs) {
+    for (const RowRef& ref : refs) item_at(ref).flags |= kItemRecovered;
+    refs.clear();
   };
   auto open_item = [&](ItemKind item_kind) {
     Item item;
@@ -561,10 +591,11 @@ void TimelineModel::consume(size_t index) {
     if (l.kind == LaneKind::server && b.key_rows[lane] >= kKeyRowsMax) {
       // Past the cap every further key shares the last key row.
       row = static_cast<int>(l.rows.size() - 1);
-      std::string& label = l.rows[row].label;
-      if (label != "other keys") label = "other keys";
+      l.rows[row].label = "other keys";
+      l.rows[row].kind = RowKind::other_keys;
     } else {
-      l.rows.push_back(Row{name, -1, {}, {}});
+      l.rows.push_back(
+          Row{name, -1, l.kind == LaneKind::server ? RowKind::key : RowKind::lock, {}, {}});
       row = static_cast<int>(l.rows.size() - 1);
       if (l.kind == LaneKind::server) b.key_rows[lane]++;
     }
@@ -592,7 +623,8 @@ void TimelineModel::consume(size_t index) {
       }
     }
     if (row < 0 && static_cast<size_t>(command_rows) < kCommandRowsMax) {
-      l.rows.push_back(Row{"conn " + std::to_string(connection), connection, {}, {}});
+      l.rows.push_back(
+          Row{"conn " + std::to_string(connection), connection, RowKind::connection, {}, {}});
       row = static_cast<int>(l.rows.size() - 1);
     } else {
       if (row < 0) row = longest_idle;
@@ -741,6 +773,15 @@ void TimelineModel::consume(size_t index) {
       v.text = e.text;
       v.check = std::string(e.str_or(F::check));
       v.event = event_index;
+      // The resource lanes with a write decided at its start.
+      for (size_t li = 0; li < lanes_.size(); li++) {
+        if (lanes_[li].kind != LaneKind::resource) continue;
+        const std::vector<Item>& marks = lanes_[li].rows[0].items;
+        auto m = std::lower_bound(marks.begin(), marks.end(), v.from_us,
+                                  [](const Item& a, TimeUs from) { return a.from_us < from; });
+        if (m != marks.end() && m->from_us == v.from_us)
+          v.resource_lanes.push_back(static_cast<int32_t>(li));
+      }
       auto at =
           std::upper_bound(violations_by_start_.begin(), violations_by_start_.end(), v.from_us,
                            [this](TimeUs from, size_t i) { return from < violations_[i].from_us; });
@@ -758,6 +799,7 @@ void TimelineModel::consume(size_t index) {
     if (b.clients_only.count(server)) {
       lanes_[lane].caption = kSeenByClients;
       lanes_[lane].rows[kServedRow].label = "in flight";
+      lanes_[lane].rows[kServedRow].kind = RowKind::in_flight;
     }
     if (const int64_t* clock = e.num(F::clock_unix_ms)) b.clock[server] = {t, *clock};
     return;
@@ -827,8 +869,12 @@ void TimelineModel::consume(size_t index) {
     open_span(add(lane, kServedRow, open_item(ItemKind::served)));
     return;
   }
-  if (k == K::script_busy || k == K::script_killed || k == K::client_cut) {
+  if (k == K::script_busy || k == K::script_killed) {
     add(server_lane(e.actor), 0, mark(ItemKind::fault));
+    return;
+  }
+  if (k == K::client_cut) {
+    add(server_lane(e.actor), 0, mark(ItemKind::cut));
     return;
   }
   if (k == K::script_end || k == K::blocked || k == K::unblocked || k == K::busy_reply)
@@ -836,6 +882,7 @@ void TimelineModel::consume(size_t index) {
   if (e.actor == "net") {
     if (k == K::clock_jump || k == K::server_restart) {
       std::string server(e.str_or(F::server));
+      if (k == K::server_restart) add(server_lane(server), 0, mark(ItemKind::restart));
       if (const int64_t* clock = e.num(F::clock_unix_ms)) b.clock[server] = {t, *clock};
       // Every live key of that server: a restart lost it; a jump moved its deadline (the
       // expiry is absolute on the server's clock), so its bar goes on from a new segment.
@@ -906,13 +953,48 @@ void TimelineModel::consume(size_t index) {
     return;
   }
   if (k == K::resource_accept || k == K::resource_reject) {
-    int resource = lane_for(std::string(e.str_or(F::resource)), LaneKind::resource);
-    add(resource, 0, mark(k == K::resource_accept ? ItemKind::accept : ItemKind::reject));
+    const std::string name(e.str_or(F::resource));
+    int resource = lane_for(name, LaneKind::resource);
+    Item item = mark(k == K::resource_accept ? ItemKind::accept : ItemKind::reject);
+    if (k == K::resource_accept) {
+      // Stale as no_stale_write judges it: below the highest fence accepted, or equal to it
+      // from another writer (two holders with one fence).
+      const int64_t fence = e.num_or(F::fence, 0);
+      auto [seen, fresh] = b.accepted_fence.try_emplace(name, fence, e.actor);
+      if (!fresh) {
+        if (fence < seen->second.first ||
+            (fence == seen->second.first && e.actor != seen->second.second))
+          item.flags |= kItemStale;
+        if (fence > seen->second.first) seen->second = {fence, e.actor};
+      }
+    }
+    add(resource, 0, item);
     return;
   }
 
   // ---- Actor events ----
   const int lane = actor_lane(e.actor);
+  if (k == K::call) {  // a new call of the step: what failed before is settled
+    b.call_errors.erase({e.actor, e.step});
+    return;
+  }
+  if (k == K::result) {
+    auto it = b.call_errors.find({e.actor, e.step});
+    if (it == b.call_errors.end()) return;
+    if (e.has(F::error))
+      b.failed_call_errors[it->first] = std::move(it->second);
+    else
+      recovered(it->second);  // retried within the call, and it succeeded
+    b.call_errors.erase(it);
+    return;
+  }
+  if (k == K::script_fallback) {  // NOSCRIPT, and EVAL follows: by design, not a failure
+    if (auto it = b.failed_call_errors.find({e.actor, e.step}); it != b.failed_call_errors.end()) {
+      recovered(it->second);
+      b.failed_call_errors.erase(it);
+    }
+    return;
+  }
   if (k == K::dial) {
     b.dialler[e.connection] = lane;
     if (auto pending = b.pending_marks.find(e.connection); pending != b.pending_marks.end()) {
@@ -1077,7 +1159,12 @@ void TimelineModel::consume(size_t index) {
     notes_.push_back(Note{t, event_index, e.actor, e.text});
     return;
   }
-  if (is_error_kind(k)) add(lane, 0, mark(ItemKind::error));
+  if (is_error_kind(k)) {
+    RowRef ref = add(lane, 0, mark(ItemKind::error));
+    // A timeout or a dropped reply inside a call: retried, it may yet succeed.
+    if (k == K::read_timeout || k == K::eof || k == K::no_reply)
+      b.call_errors[{e.actor, e.step}].push_back(ref);
+  }
 }
 
 }  // namespace redlab::gui

@@ -49,9 +49,13 @@ enum class ItemKind : uint8_t {
   reject,     // mark: a protected resource rejected a write (stale fence)
   lost,       // mark: a message published while the subscriber was in a gap
   expired,    // mark: a key's TTL ran out on the server (key_expired)
-  fault,      // mark: a fault, a server-side command, a script past its threshold, a cut client
+  fault,      // mark: a fault, a server-side command, a script past its threshold
+  restart,    // mark: the server restarted (server_restart): its keys and scripts are gone
+  cut,        // mark: the server closed a client itself (client_cut: an output buffer limit)
   count_      // number of kinds (legend, tests)
 };
+// The kind's name in English ("command", "key TTL"), for tests and messages; the view words
+// it in the chosen language.
 const char* item_kind_name(ItemKind kind);
 
 enum ItemFlags : uint8_t {
@@ -60,6 +64,10 @@ enum ItemFlags : uint8_t {
   kItemForeignEnd = 4,      // ttl: deleted by an actor that did not set it
   kItemEndedByOwner = 8,    // ttl: deleted by the actor that set it
   kItemSeenByClients = 16,  // served: a real server's command as its client saw it
+  // An error the client recovered from: its call was retried and succeeded, or Script.Run fell
+  // back from EVALSHA to EVAL after NOSCRIPT (command spans and error marks).
+  kItemRecovered = 32,
+  kItemStale = 64,  // accept: the resource took a fence below (or equal to) one it had seen
 };
 
 struct Item {
@@ -85,9 +93,23 @@ struct Item {
 // One horizontal row. Items are sorted by from_us; max_to_us[i] is the largest to_us among
 // items[0..i] (open items count as kOpenUs), so the first item that can reach into a view
 // starting at t is a binary search away even when spans overlap.
+// What a row holds: its label is drawn in the chosen language from this (the lock and key
+// names, and a connection row's numbers, are the label itself).
+enum class RowKind : uint8_t {
+  steps,
+  events,
+  served,
+  in_flight,
+  connection,
+  lock,
+  key,
+  other_keys
+};
+
 struct Row {
   std::string label;        // "conn 3", "lock:job:42", "served", ...
   int64_t connection = -1;  // the connection of a command row
+  RowKind kind = RowKind::steps;
   std::vector<Item> items;
   std::vector<TimeUs> max_to_us;
 
@@ -136,11 +158,10 @@ struct ViolationRegion {  // one violation event
   std::string text;              // plain words: "A and B held lock:job:42 together from ..."
   std::string check;             // the check's name
   int64_t event = -1;            // the violation event (written at the end of the run)
+  // Resource lanes it concerns: those with a write decided at its start (a stale or forged
+  // fence accepted), so its marker is on the lane where the wrong write went in.
+  std::vector<int32_t> resource_lanes;
   bool operator==(const ViolationRegion&) const = default;
-  // The words to show with the playhead at horizon_us: its text once it is over; while it is
-  // still going, only what has happened ("... since 12.0 s, not over yet"), because the text
-  // names its end ("from 12.0 s to 15.0 s") and that would tell the class the future.
-  std::string text_at(TimeUs horizon_us) const;
 };
 
 struct Note {  // narration and actor notes, with their times
@@ -172,7 +193,8 @@ std::string ttl_left_text(const KeyRow& key);
 
 // An event in a few words for a label or a tooltip, from its typed fields: a command's argv
 // as a command line, else its text, else its error or reply, else its fields ("lock=... ").
-std::string event_summary(const TraceEvent& e, size_t max_chars = 120);
+// without_text: never its text (the engine's English words), for a screen in another language.
+std::string event_summary(const TraceEvent& e, size_t max_chars = 120, bool without_text = false);
 // Every typed field of an event as "name: value" lines (the inspector).
 std::vector<std::string> event_fields(const TraceEvent& e);
 
@@ -220,6 +242,8 @@ class TimelineModel {
   const std::map<std::string, std::string>& meta() const { return meta_; }
   // The reader the model was built with (checks, spans, connections, keyspaces).
   const TraceIndex& index() const { return index_; }
+  // The kind of the check a scenario named `name` (its check event), "" if unknown.
+  std::string check_kind(const std::string& name) const;
   // Server of a connection (from its `dial` event), "" if unknown.
   std::string server_of(int64_t connection) const { return index_.connection_server(connection); }
 

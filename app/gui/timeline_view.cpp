@@ -1,16 +1,26 @@
-// The timeline view (see timeline_view.h): input first (zoom, pan, scrub, so this frame draws
-// the new range), then per lane and row: binary-search the first item that reaches into the
-// view, walk until the view's end, and fold runs of items narrower than fold_px into one
-// counted mark with a lower_bound jump (Tracy's zone folding). The cost per row is bounded by
-// the pixels across, not by the events in view.
+// The timeline view (see timeline_view.h): input first (zoom, pan, scrub, scroll, so this frame
+// draws the new range), then the layout of the lanes, then per lane and row: binary-search the
+// first item that reaches into the view, walk until the view's end, and fold runs of items
+// narrower than fold_px into one counted mark with a lower_bound jump (Tracy's zone folding).
+// The cost per row is bounded by the pixels across, not by the events in view.
+//
+// Layout: the actor lanes come first and scroll when they do not fit; the server and resource
+// lanes are pinned below them, always in view (what every client queues behind, and where the
+// wrong write went in). Rows grow to fill the height up to row_height_max_px; when even
+// row_height_px (readable) is too much, lanes of a group (buyer1..buyer20) fold onto one row
+// each, then every lane does, then the actors scroll. A click on a lane's name folds or
+// unfolds it; a group's header row folds the whole group onto one row.
+//
+// Labels never overlap: every label drawn on a row (an item's text, a fence, a restart, a
+// violation's marker) takes its span of the row's band, and one that would cross a taken span
+// is elided to the room left, or not drawn (its text is on hover).
 #include "app/gui/timeline_view.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
-
-#include "sim/scenario/engine.h"  // format_time
 
 namespace redlab::gui {
 
@@ -19,22 +29,6 @@ namespace {
 ImU32 with_alpha(ImU32 colour, int alpha) {
   return (colour & ~IM_COL32_A_MASK) |
          (static_cast<ImU32>(std::clamp(alpha, 0, 255)) << IM_COL32_A_SHIFT);
-}
-
-// "12.5 s", "350 ms", "120 us": ruler labels and tooltips, exact for whole units.
-std::string time_text(TimeUs t) {
-  char buf[48];
-  TimeUs a = t < 0 ? -t : t;
-  if (t == 0) return "0";  // the start of the run, whatever the ruler's unit
-  if (a >= kUsPerSecond)
-    std::snprintf(buf, sizeof buf, "%.*f s", a % kUsPerSecond == 0 ? 0 : 3,
-                  static_cast<double>(t) / kUsPerSecond);
-  else if (a >= kUsPerMs)
-    std::snprintf(buf, sizeof buf, "%.*f ms", a % kUsPerMs == 0 ? 0 : 3,
-                  static_cast<double>(t) / kUsPerMs);
-  else
-    std::snprintf(buf, sizeof buf, "%lld us", static_cast<long long>(t));
-  return buf;
 }
 
 // A ruler step of 1, 2 or 5 times a power of ten, at least min_us.
@@ -56,19 +50,78 @@ bool is_mark(const Item& item) {
     case ItemKind::lost:
     case ItemKind::expired:
     case ItemKind::fault:
+    case ItemKind::restart:
+    case ItemKind::cut:
       return true;
     default:
       return false;
   }
 }
 
-// Lane display order: actors (in order of appearance), then servers, then resources.
-std::vector<int> lane_order(const TimelineModel& model) {
-  std::vector<int> order;
-  for (LaneKind kind : {LaneKind::actor, LaneKind::server, LaneKind::resource})
-    for (size_t i = 0; i < model.lanes().size(); i++)
-      if (model.lanes()[i].kind == kind) order.push_back(static_cast<int>(i));
-  return order;
+S kind_words(ItemKind kind) {
+  switch (kind) {
+    case ItemKind::command:
+      return S::kind_command;
+    case ItemKind::pool_wait:
+      return S::kind_pool_wait;
+    case ItemKind::work:
+      return S::kind_work;
+    case ItemKind::sleep:
+      return S::kind_sleep;
+    case ItemKind::pause:
+      return S::kind_pause;
+    case ItemKind::hold:
+      return S::kind_hold;
+    case ItemKind::ttl:
+      return S::kind_ttl;
+    case ItemKind::served:
+      return S::kind_served;
+    case ItemKind::gap:
+      return S::kind_gap;
+    case ItemKind::error:
+      return S::kind_error;
+    case ItemKind::accept:
+      return S::kind_accept;
+    case ItemKind::reject:
+      return S::kind_reject;
+    case ItemKind::lost:
+      return S::kind_lost;
+    case ItemKind::expired:
+      return S::kind_expired;
+    case ItemKind::restart:
+      return S::kind_restart;
+    case ItemKind::cut:
+      return S::kind_cut;
+    default:
+      return S::kind_fault;
+  }
+}
+
+S row_words(RowKind kind) {
+  switch (kind) {
+    case RowKind::steps:
+      return S::row_steps;
+    case RowKind::events:
+      return S::row_events;
+    case RowKind::served:
+      return S::row_served;
+    case RowKind::in_flight:
+      return S::row_in_flight;
+    case RowKind::other_keys:
+      return S::row_other_keys;
+    default:
+      return S::count_;
+  }
+}
+
+// A row's label in the language: locks and keys are their names, connection rows their
+// numbers after the word.
+std::string row_label(const Row& row, Lang lang) {
+  if (row.kind == RowKind::connection)
+    return std::string(tr(S::row_conn, lang)) +
+           (row.label.size() > 4 ? row.label.substr(4) : std::string());
+  const S words = row_words(row.kind);
+  return words == S::count_ ? row.label : tr(words, lang);
 }
 
 // The longest prefix of text (cut at a UTF-8 character boundary) that fits in width_px with
@@ -93,6 +146,7 @@ std::string elided(const std::string& text, float width_px) {
 enum Shown : uint8_t {
   kShownCommand,
   kShownErrorReply,
+  kShownRecovered,
   kShownPoolWait,
   kShownWork,
   kShownSleep,
@@ -103,31 +157,49 @@ enum Shown : uint8_t {
   kShownMessage,
   kShownError,
   kShownAccept,
+  kShownStale,
   kShownReject,
   kShownLost,
   kShownExpired,
   kShownFault,
+  kShownRestart,
+  kShownCut,
   kShownFolded,
   kShownViolation,
   kShownBusy,
   kShownCount
 };
-const char* const kShownNames[kShownCount] = {
-    "command",    "error reply", "pool wait",    "work",    "sleep",  "lock held / key TTL",
-    "served",     "pause",       "disconnected", "message", "error",  "accepted",
-    "rejected",   "lost",        "expired",      "fault",   "folded", "violation",
-    "server busy"};
+const S kShownWords[kShownCount] = {
+    S::legend_command, S::legend_error_reply, S::legend_recovered, S::legend_pool_wait,
+    S::legend_work,    S::legend_sleep,       S::legend_hold,      S::legend_served,
+    S::legend_pause,   S::legend_gap,         S::legend_message,   S::legend_error,
+    S::legend_accept,  S::legend_stale,       S::legend_reject,    S::legend_lost,
+    S::legend_expired, S::legend_fault,       S::legend_restart,   S::legend_cut,
+    S::legend_folded,  S::legend_violation,   S::legend_busy};
 
-// A mark's shape (also its legend swatch): centre c, half-size s.
+// A mark's shape (also its legend swatch): centre c, half-size s. Recovered errors are hollow;
+// a stale accepted write is the accepted disc inside a vermillion ring with a bar across.
 void draw_mark_shape(ImDrawList* dl, ItemKind kind, ImVec2 c, float s, const TimelinePalette& p,
-                     float thick) {
+                     float thick, uint8_t flags = 0) {
   switch (kind) {
-    case ItemKind::error:
-      dl->AddTriangleFilled(ImVec2(c.x, c.y - s * 1.15f), ImVec2(c.x - s, c.y + s * 0.85f),
-                            ImVec2(c.x + s, c.y + s * 0.85f), p.error);
+    case ItemKind::error: {
+      const ImVec2 a(c.x, c.y - s * 1.15f), b(c.x - s, c.y + s * 0.85f),
+          d(c.x + s, c.y + s * 0.85f);
+      if (flags & kItemRecovered)
+        dl->AddTriangle(a, b, d, p.recovered, thick * 0.7f);
+      else
+        dl->AddTriangleFilled(a, b, d, p.error);
       break;
+    }
     case ItemKind::accept:
-      dl->AddCircleFilled(c, s, p.accept);
+      if (flags & kItemStale) {
+        dl->AddCircleFilled(c, s * 0.75f, p.accept);
+        dl->AddCircle(c, s * 1.25f, p.error, 0, thick);
+        dl->AddLine(ImVec2(c.x - s * 0.9f, c.y + s * 0.9f), ImVec2(c.x + s * 0.9f, c.y - s * 0.9f),
+                    p.error, thick);
+      } else {
+        dl->AddCircleFilled(c, s, p.accept);
+      }
       break;
     case ItemKind::reject:
       dl->AddLine(ImVec2(c.x - s, c.y - s), ImVec2(c.x + s, c.y + s), p.reject, thick);
@@ -142,6 +214,19 @@ void draw_mark_shape(ImDrawList* dl, ItemKind kind, ImVec2 c, float s, const Tim
       dl->AddQuadFilled(ImVec2(c.x, c.y - s), ImVec2(c.x + s, c.y), ImVec2(c.x, c.y + s),
                         ImVec2(c.x - s, c.y), p.expired);
       break;
+    case ItemKind::restart:  // a heavy bar with a dot: power cycled
+      dl->AddRectFilled(ImVec2(c.x - thick, c.y - s * 1.3f), ImVec2(c.x + thick, c.y + s * 1.3f),
+                        p.restart);
+      dl->AddCircle(c, s * 0.9f, p.restart, 0, thick * 0.6f);
+      break;
+    case ItemKind::cut:  // a link broken in two
+      dl->AddLine(ImVec2(c.x - s * 1.2f, c.y), ImVec2(c.x - s * 0.3f, c.y), p.cut, thick);
+      dl->AddLine(ImVec2(c.x + s * 0.3f, c.y), ImVec2(c.x + s * 1.2f, c.y), p.cut, thick);
+      dl->AddLine(ImVec2(c.x - s * 0.5f, c.y + s), ImVec2(c.x - s * 0.1f, c.y - s), p.cut,
+                  thick * 0.6f);
+      dl->AddLine(ImVec2(c.x + s * 0.1f, c.y + s), ImVec2(c.x + s * 0.5f, c.y - s), p.cut,
+                  thick * 0.6f);
+      break;
     default:  // fault
       dl->AddTriangleFilled(ImVec2(c.x - s, c.y - s * 0.85f), ImVec2(c.x + s, c.y - s * 0.85f),
                             ImVec2(c.x, c.y + s * 1.15f), p.fault);
@@ -149,14 +234,46 @@ void draw_mark_shape(ImDrawList* dl, ItemKind kind, ImVec2 c, float s, const Tim
   }
 }
 
+// Diagonal stripes over a rectangle (a pause, a recovered error): readable in grey scale too.
+void hatch(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour, float step_px, float thick) {
+  dl->PushClipRect(a, b, true);
+  const float h = b.y - a.y;
+  for (float x = a.x - h; x < b.x; x += step_px)
+    dl->AddLine(ImVec2(x, b.y), ImVec2(x + h, a.y), colour, thick);
+  dl->PopClipRect();
+}
+
 constexpr float kLanePadPx = 3;
-constexpr float kRowHeightMinPx = 7;  // rows shrink to this before lanes are cut off
+constexpr float kRowHeightMinPx = 7;  // pinned rows shrink to this before anything is cut
 constexpr int64_t kArrowsPerFrameMax = 5000;
 constexpr float kLabelMinWidthPx = 36;  // an item needs this much room to carry its text
 constexpr float kFoldWidthMaxPx = 48;   // a fold mark grows to this, then a new one starts
 constexpr int kFoldStepsMax = 4096;
+constexpr float kPinnedShareMax = 0.5f;  // of the lanes' height, for the server and resources
+constexpr float kScrollbarPx = 10;
 
 }  // namespace
+
+std::string TimelineView::group_of(const std::string& actor) {
+  size_t end = actor.size();
+  while (end > 0 && std::isdigit(static_cast<unsigned char>(actor[end - 1]))) end--;
+  if (end == actor.size() || end == 0) return "";
+  return actor.substr(0, end);
+}
+
+void TimelineView::toggle_lane(const std::string& name) {
+  bool now = false;
+  for (const DrawRecord::LaneRect& l : last_draw.lanes)
+    if (l.name == name) now = l.folded;
+  lane_folded[name] = !now;
+}
+
+void TimelineView::toggle_group(const std::string& name) {
+  bool now = false;
+  for (const DrawRecord::GroupRect& g : last_draw.groups)
+    if (g.name == name) now = g.folded;
+  group_folded[name] = !now;
+}
 
 // ---- Mapping and range ----
 
@@ -209,7 +326,15 @@ void TimelineView::handle_input(const TimelineModel& model, bool hovered, bool a
   const ImVec2 mouse = io.MousePos;
   const bool in_ruler = mouse.y >= last_draw.ruler_min.y && mouse.y < last_draw.ruler_max.y &&
                         mouse.x >= last_draw.x0;
-  if (hovered && io.MouseWheel != 0) zoom_at(mouse.x, std::pow(1.25f, io.MouseWheel), model);
+  const bool in_names = mouse.x < last_draw.x0 && mouse.y >= last_draw.ruler_max.y;
+  const bool on_scrollbar = last_draw.scroll_max_px > 0 && mouse.x > last_draw.actors_max.x &&
+                            mouse.y >= last_draw.actors_min.y && mouse.y < last_draw.actors_max.y;
+  // The wheel over the names (or the scrollbar) scrolls the actor lanes; elsewhere it zooms.
+  if (hovered && io.MouseWheel != 0 && (in_names || on_scrollbar)) {
+    scroll_px -= io.MouseWheel * 3 * row_height_px;
+  } else if (hovered && io.MouseWheel != 0) {
+    zoom_at(mouse.x, std::pow(1.25f, io.MouseWheel), model);
+  }
   if (hovered && io.MouseWheelH != 0 && last_draw.px_per_us > 0) {
     TimeUs shift_us = static_cast<TimeUs>(io.MouseWheelH * 60 / last_draw.px_per_us);
     view_from_us -= shift_us;
@@ -218,9 +343,15 @@ void TimelineView::handle_input(const TimelineModel& model, bool hovered, bool a
   }
   if (ImGui::IsItemActivated()) {
     scrubbing_ = in_ruler;
+    scroll_dragging_ = on_scrollbar;
     panned_ = false;
   }
-  if (active && scrubbing_) {
+  if (active && scroll_dragging_) {
+    const float region_px = last_draw.actors_max.y - last_draw.actors_min.y;
+    if (region_px > 0)
+      scroll_px += io.MouseDelta.y * (region_px + last_draw.scroll_max_px) / region_px;
+    panned_ = true;
+  } else if (active && scrubbing_) {
     playhead_us = std::clamp<TimeUs>(t_of(mouse.x), 0, model.end_us());
     playhead_changed = true;
   } else if (active && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f) &&
@@ -231,7 +362,8 @@ void TimelineView::handle_input(const TimelineModel& model, bool hovered, bool a
     view_to_us -= shift_us;
     clamp_range(model);
   }
-  if (hovered && !in_ruler && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) fit(model);
+  if (hovered && !in_ruler && !in_names && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
+    fit(model);
   if (follow && view_to_us > view_from_us) {
     TimeUs span_us = view_to_us - view_from_us;
     if (playhead_us > view_to_us - span_us / 20 || playhead_us < view_from_us) {
@@ -265,9 +397,11 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   const bool active = ImGui::IsItemActive();
   const bool released = ImGui::IsItemDeactivated();
 
-  // Geometry that input handling needs (ruler, mapping) from this frame's layout.
+  // Geometry that input handling needs (ruler, mapping) from this frame's layout. The
+  // scrollbar's room is kept while the last frame needed it.
+  const float scrollbar_px = last_draw.scroll_max_px > 0 ? kScrollbarPx * scale : 0;
   const float plot_x0 = origin.x + label_width_px;
-  const float plot_x1 = area_max.x - 4;
+  const float plot_x1 = area_max.x - 4 - scrollbar_px;
   plot_width_px_ = std::max(plot_x1 - plot_x0, 1.0f);
   DrawRecord& rec = last_draw;
   rec.area_min = origin;
@@ -291,6 +425,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   rec.busy.clear();
   rec.markers.clear();
   rec.lanes.clear();
+  rec.groups.clear();
+  rec.labels.clear();
   rec.latest_from_us = -1;
   auto drawn_from = [&](TimeUs t) { rec.latest_from_us = std::max(rec.latest_from_us, t); };
 
@@ -317,50 +453,331 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   const float horizon_x =
       limited ? std::clamp(xf(std::clamp(horizon_us, from_us, to_us)), plot_x0, plot_x1) : plot_x1;
   auto is_future = [&](TimeUs t) { return limited && t > horizon_us; };
-  // A violation's words as of the horizon (ViolationRegion::text_at): its end is not told
-  // while it is hidden.
+  // A violation's words as of the horizon: its end is not told while it is hidden.
   const TimeUs words_at_us = hide_future ? horizon_us : kTimeNeverUs;
+  auto violation_words_at = [&](size_t vi) {
+    if (words) return words(vi, words_at_us);
+    const ViolationRegion& v = model.violations()[vi];
+    return ViolationWords{v.text, v.text};
+  };
 
   dl->PushClipRect(origin, area_max, true);
   dl->AddRectFilled(origin, area_max, palette.background);
 
-  // ---- Layout: lanes and rows, shrunk to fit ----
-  const std::vector<int> order = lane_order(model);
-  size_t row_count = 0;
-  for (int li : order) row_count += model.lanes()[li].rows.size();
+  // ---- Layout: actor lanes (folding, then scrolling), the pinned lanes below them ----
+  const auto& lanes = model.lanes();
+  const size_t lane_count = lanes.size();
+  std::vector<int> actors, pinned;
+  for (LaneKind kind : {LaneKind::actor, LaneKind::server, LaneKind::resource})
+    for (size_t i = 0; i < lane_count; i++)
+      if (lanes[i].kind == kind)
+        (kind == LaneKind::actor ? actors : pinned).push_back(static_cast<int>(i));
+  // Groups: consecutive actors with one name and instance numbers, at least two of them.
+  std::vector<std::string> group(lane_count);
+  for (size_t k = 0; k < actors.size();) {
+    const std::string g = group_of(lanes[actors[k]].name);
+    size_t j = k + 1;
+    while (j < actors.size() && !g.empty() && group_of(lanes[actors[j]].name) == g) j++;
+    if (!g.empty() && j - k >= 2)
+      for (size_t m = k; m < j; m++) group[actors[m]] = g;
+    k = j;
+  }
+  auto group_is_folded = [&](const std::string& g) {
+    auto it = group_folded.find(g);
+    return it != group_folded.end() && it->second;
+  };
+  // level 0: as chosen; 1: lanes of groups fold too; 2: every lane with rows to fold folds.
+  auto lane_is_folded = [&](int li, int level) {
+    if (lanes[li].rows.size() <= 1) return false;
+    auto it = lane_folded.find(lanes[li].name);
+    if (it != lane_folded.end()) return it->second;
+    return level >= 2 || (level >= 1 && !group[li].empty());
+  };
+  const float header_h = line_h + 4;
+  // Height of the actor lanes at one row height: rows, the lanes' padding, group headers.
+  auto actors_height = [&](int level, float row_h) {
+    float h = 0;
+    for (size_t k = 0; k < actors.size(); k++) {
+      const int li = actors[k];
+      const bool first_of_group =
+          !group[li].empty() && (k == 0 || group[actors[k - 1]] != group[li]);
+      if (first_of_group) h += group_is_folded(group[li]) ? row_h + 2 * kLanePadPx : header_h;
+      if (!group[li].empty() && group_is_folded(group[li])) continue;
+      h += (lane_is_folded(li, level) ? 1.0f : static_cast<float>(lanes[li].rows.size())) * row_h +
+           2 * kLanePadPx;
+    }
+    return h;
+  };
+  size_t pinned_rows = 0;
+  for (int li : pinned) pinned_rows += lanes[li].rows.size();
+  // A resource lane that took a wrong write has a strip above its marks for the violation's
+  // label, so that the label does not cover the writes it is about.
+  std::vector<float> strip_h(lane_count, 0.0f);
+  for (const ViolationRegion& v : model.violations())
+    for (int32_t li : v.resource_lanes)
+      if (static_cast<size_t>(li) < lane_count && v.from_us <= cull_to_us)
+        strip_h[static_cast<size_t>(li)] = line_h + 4 * scale;
+  float pinned_pads = 2 * kLanePadPx * static_cast<float>(pinned.size());
+  for (int li : pinned) pinned_pads += strip_h[li];
+  const float lanes_h = std::max(lanes_y1 - lanes_y0, 1.0f);
+  // The pinned lanes at the readable height, or smaller if they would take over half.
+  float pinned_row_h = row_height_px;
+  if (pinned_rows > 0 &&
+      pinned_row_h * float(pinned_rows) + pinned_pads > lanes_h * kPinnedShareMax)
+    pinned_row_h =
+        std::max(kRowHeightMinPx, (lanes_h * kPinnedShareMax - pinned_pads) / float(pinned_rows));
+  float pinned_h = pinned_row_h * float(pinned_rows) + pinned_pads;
+  const float actors_avail = lanes_h - pinned_h;
+  int level = 0;
+  while (level < 2 && actors_height(level, row_height_px) > actors_avail) level++;
+  // Rows grow into the room left, up to the largest useful height; pinned rows with them.
   float row_h = row_height_px;
-  const float lanes_avail = lanes_y1 - lanes_y0 - kLanePadPx * 2 * static_cast<float>(order.size());
-  if (row_count > 0 && row_h * static_cast<float>(row_count) > lanes_avail)
-    row_h = std::max(kRowHeightMinPx, lanes_avail / static_cast<float>(row_count));
-  // y of every row (model lane index -> rows), NaN-free: rows below the area get y > lanes_y1.
-  std::vector<std::vector<float>> row_y(model.lanes().size());
-  std::vector<std::pair<float, float>> lane_y(model.lanes().size(), {0.f, 0.f});
   {
-    float y = lanes_y0;
-    for (size_t k = 0; k < order.size(); k++) {
-      const Lane& lane = model.lanes()[order[k]];
-      float top = y;
-      y += kLanePadPx;
-      for (size_t r = 0; r < lane.rows.size(); r++) {
-        row_y[order[k]].push_back(y);
-        y += row_h;
+    size_t rows = pinned_rows;
+    float fixed = pinned_pads;
+    for (size_t k = 0; k < actors.size(); k++) {
+      const int li = actors[k];
+      const bool first_of_group =
+          !group[li].empty() && (k == 0 || group[actors[k - 1]] != group[li]);
+      if (first_of_group) {
+        if (group_is_folded(group[li])) {
+          rows++;
+          fixed += 2 * kLanePadPx;
+        } else {
+          fixed += header_h;
+        }
       }
-      y += kLanePadPx;
-      lane_y[order[k]] = {top, y};
-      if (k % 2 == 1 && top < lanes_y1)
-        dl->AddRectFilled(ImVec2(origin.x, top), ImVec2(area_max.x, std::min(y, lanes_y1)),
-                          palette.lane_alternate);
-      if (top < lanes_y1)
-        rec.lanes.push_back({lane.name, lane.caption, ImVec2(origin.x, top),
-                             ImVec2(area_max.x, std::min(y, lanes_y1))});
+      if (!group[li].empty() && group_is_folded(group[li])) continue;
+      rows += lane_is_folded(li, level) ? 1 : lanes[li].rows.size();
+      fixed += 2 * kLanePadPx;
+    }
+    if (rows > 0 && pinned_row_h >= row_height_px)
+      row_h = std::clamp((lanes_h - fixed) / float(rows), row_height_px,
+                         std::max(row_height_px, row_height_max_px));
+    if (pinned_row_h >= row_height_px) {
+      pinned_row_h = row_h;
+      pinned_h = pinned_row_h * float(pinned_rows) + pinned_pads;
     }
   }
+  const float content_h = actors_height(level, row_h);
+  const float region_h = std::max(0.0f, std::min(content_h, lanes_h - pinned_h));
+  rec.scroll_max_px = std::max(0.0f, content_h - region_h);
+  scroll_px = std::clamp(scroll_px, 0.0f, rec.scroll_max_px);
+  rec.scroll_px = scroll_px;
+  const float actors_top = lanes_y0, actors_bottom = lanes_y0 + region_h;
+  rec.actors_min = ImVec2(origin.x, actors_top);
+  rec.actors_max = ImVec2(plot_x1 + 2, actors_bottom);
+  const float pinned_top = actors_bottom;
+
+  // Where everything goes (screen y), per model lane.
+  struct LaneLayout {
+    float top = 0, bottom = 0;
+    std::vector<float> row_y;
+    float row_h = 0;
+    float clip_top = 0, clip_bottom = 0;  // its region
+    int band0 = 0;                        // label band of row 0 (a folded lane: of every row)
+    int marker_band = -1;                 // the band of its markers' labels (band0 if -1)
+    int slot = -1;                        // the lane its markers go on (a folded group: the first)
+    bool folded = false;
+    bool visible() const { return bottom > clip_top && top < clip_bottom; }
+  };
+  std::vector<LaneLayout> lay(lane_count);
+  std::vector<std::vector<int>> row_band(lane_count);
+  int bands = 0;
+  struct Header {
+    std::string name;
+    int members = 0;
+    bool folded = false;
+    float top = 0, bottom = 0;
+  };
+  std::vector<Header> headers;
+  {
+    float y = actors_top - scroll_px;
+    for (size_t k = 0; k < actors.size(); k++) {
+      const int li = actors[k];
+      const std::string& g = group[li];
+      const bool first_of_group = !g.empty() && (k == 0 || group[actors[k - 1]] != g);
+      const bool group_folded_now = !g.empty() && group_is_folded(g);
+      if (first_of_group) {
+        Header h{g, 0, group_folded_now, y, 0};
+        for (size_t m = k; m < actors.size() && group[actors[m]] == g; m++) h.members++;
+        if (group_folded_now) {
+          // Every member's rows on one row, under the header's label.
+          const float top = y;
+          const int band = bands++;
+          for (size_t m = k; m < actors.size() && group[actors[m]] == g; m++) {
+            LaneLayout& l = lay[actors[m]];
+            l.top = top;
+            l.bottom = top + row_h + 2 * kLanePadPx;
+            l.row_h = row_h;
+            l.row_y.assign(lanes[actors[m]].rows.size(), top + kLanePadPx);
+            l.folded = true;
+            l.band0 = band;
+            l.slot = li;
+            row_band[actors[m]].assign(lanes[actors[m]].rows.size(), band);
+          }
+          y += row_h + 2 * kLanePadPx;
+          h.bottom = y;
+        } else {
+          y += header_h;
+          h.bottom = y;
+        }
+        headers.push_back(h);
+      }
+      if (group_folded_now) continue;
+      LaneLayout& l = lay[li];
+      l.folded = lane_is_folded(li, level);
+      l.top = y;
+      l.row_h = row_h;
+      l.slot = li;
+      y += kLanePadPx;
+      const int first_band = bands;
+      for (size_t r = 0; r < lanes[li].rows.size(); r++) {
+        l.row_y.push_back(y);
+        row_band[li].push_back(l.folded ? first_band : bands++);
+        if (!l.folded) y += row_h;
+      }
+      if (l.folded) {
+        bands++;
+        y += row_h;
+      }
+      l.band0 = first_band;
+      y += kLanePadPx;
+      l.bottom = y;
+    }
+    for (int li : actors) {
+      lay[li].clip_top = actors_top;
+      lay[li].clip_bottom = actors_bottom;
+    }
+    y = pinned_top;
+    for (int li : pinned) {
+      LaneLayout& l = lay[li];
+      l.top = y;
+      l.row_h = pinned_row_h;
+      l.slot = li;
+      l.clip_top = pinned_top;
+      l.clip_bottom = lanes_y1;
+      if (strip_h[li] > 0) l.marker_band = bands++;
+      y += kLanePadPx + strip_h[li];
+      l.band0 = bands;
+      for (size_t r = 0; r < lanes[li].rows.size(); r++) {
+        l.row_y.push_back(y);
+        row_band[li].push_back(bands++);
+        y += pinned_row_h;
+      }
+      y += kLanePadPx;
+      l.bottom = y;
+    }
+  }
+  // A lane asked for: scrolled into view (from the next frame, as a scroll would be).
+  if (!scroll_to_lane.empty()) {
+    const int li = model.lane_index(scroll_to_lane);
+    if (li >= 0 && lanes[li].kind == LaneKind::actor && rec.scroll_max_px > 0) {
+      const LaneLayout& l = lay[li];
+      const float content_top = l.top - actors_top + scroll_px;
+      if (l.top < actors_top || l.bottom > actors_bottom)
+        scroll_px = std::clamp(content_top - region_h * 0.25f, 0.0f, rec.scroll_max_px);
+    }
+    scroll_to_lane.clear();
+  }
+  // Lane backgrounds (alternating) and the record of where each lane is.
+  {
+    int shade = 0;
+    auto background = [&](float top, float bottom, float clip_top, float clip_bottom) {
+      const float a = std::max(top, clip_top), b = std::min(bottom, clip_bottom);
+      if (shade++ % 2 == 1 && b > a)
+        dl->AddRectFilled(ImVec2(origin.x, a), ImVec2(area_max.x, b), palette.lane_alternate);
+    };
+    size_t h = 0;
+    for (size_t k = 0; k < actors.size(); k++) {
+      const int li = actors[k];
+      const LaneLayout& l = lay[li];
+      if (h < headers.size() && group[li] == headers[h].name &&
+          (k == 0 || group[actors[k - 1]] != group[li])) {
+        const Header& hd = headers[h++];
+        if (hd.folded) background(hd.top, hd.bottom, actors_top, actors_bottom);
+        rec.groups.push_back({hd.name, hd.members, hd.folded,
+                              ImVec2(origin.x, std::max(hd.top, actors_top)),
+                              ImVec2(area_max.x, std::min(hd.bottom, actors_bottom))});
+      }
+      if (!(group[li].empty() || !group_is_folded(group[li]))) {
+        rec.lanes.push_back({lanes[li].name,
+                             "",
+                             ImVec2(origin.x, std::max(l.top, actors_top)),
+                             ImVec2(area_max.x, std::min(l.bottom, actors_bottom)),
+                             true,
+                             false,
+                             group[li],
+                             {},
+                             0});
+        continue;
+      }
+      background(l.top, l.bottom, actors_top, actors_bottom);
+      const bool in_view = l.visible();
+      rec.lanes.push_back(
+          {lanes[li].name,
+           "",
+           in_view ? ImVec2(origin.x, std::max(l.top, actors_top)) : ImVec2(0, 0),
+           in_view ? ImVec2(area_max.x, std::min(l.bottom, actors_bottom)) : ImVec2(0, 0),
+           l.folded,
+           false,
+           group[li],
+           {},
+           0});
+    }
+    for (int li : pinned) {
+      const LaneLayout& l = lay[li];
+      background(l.top, l.bottom, pinned_top, lanes_y1);
+      rec.lanes.push_back({lanes[li].name,
+                           lanes[li].caption.empty() ? "" : tr(S::seen_by_clients, lang),
+                           ImVec2(origin.x, l.top),
+                           ImVec2(area_max.x, std::min(l.bottom, lanes_y1)),
+                           false,
+                           true,
+                           "",
+                           {},
+                           0});
+    }
+    if (!pinned.empty() && pinned_top > actors_top)
+      dl->AddLine(ImVec2(origin.x, pinned_top), ImVec2(area_max.x, pinned_top), palette.ruler_tick,
+                  1.5f * scale);
+  }
+  for (DrawRecord::LaneRect& r : rec.lanes) {
+    const int li = model.lane_index(r.name);
+    if (li < 0) continue;
+    r.rows_y = lay[li].row_y;
+    r.row_h = lay[li].row_h;
+  }
+  // Labels taken per band (row): [x0, x1] spans. A label goes where no other is.
+  std::vector<std::vector<std::pair<float, float>>> taken(static_cast<size_t>(bands));
+  auto room_from = [&](int band, float x0, float want_x1) {  // the free room right of x0
+    float x1 = want_x1;
+    for (const auto& [a, b] : taken[static_cast<size_t>(band)]) {
+      if (a <= x0 && b > x0) return x0;  // x0 itself is taken
+      if (a > x0) x1 = std::min(x1, a);
+    }
+    return x1;
+  };
+  // Each band's top and height on screen (its row's), for the record of labels.
+  std::vector<std::pair<float, float>> band_y(static_cast<size_t>(bands), {0.f, 0.f});
+  for (size_t li = 0; li < lane_count; li++) {
+    for (size_t r = 0; r < row_band[li].size(); r++)
+      band_y[static_cast<size_t>(row_band[li][r])] = {lay[li].row_y[r], lay[li].row_h};
+    if (lay[li].marker_band >= 0)
+      band_y[static_cast<size_t>(lay[li].marker_band)] = {lay[li].top + kLanePadPx, strip_h[li]};
+  }
+  auto take = [&](int band, float x0, float x1, const std::string& text) {
+    taken[static_cast<size_t>(band)].push_back({x0, x1});
+    const auto [y, h] = band_y[static_cast<size_t>(band)];
+    rec.labels.push_back({ImVec2(x0, y), ImVec2(x1, y + h), text});
+  };
 
   // What the mouse is over, found while drawing and shown after (a tooltip per frame).
   const Item* hover_item = nullptr;
   int64_t hover_fold_count = 0;
   TimeUs hover_fold_from_us = 0, hover_fold_to_us = 0;
   const ViolationRegion* hover_region = nullptr;
+  size_t hover_region_index = 0;
   const Note* hover_note = nullptr;
   const bool mouse_in_lanes = hovered && mouse.y >= lanes_y0 && mouse.y < lanes_y1 &&
                               mouse.x >= plot_x0 && mouse.x <= plot_x1;
@@ -382,10 +799,11 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   }
 
   // ---- Pause bands (behind everything in their lane) ----
-  for (int li : order) {
-    const Lane& lane = model.lanes()[li];
-    auto [top, bottom] = lane_y[li];
-    if (top >= lanes_y1) continue;
+  for (size_t li = 0; li < lane_count; li++) {
+    const Lane& lane = lanes[li];
+    const LaneLayout& l = lay[li];
+    if (!l.visible() || lane.bands.empty()) continue;
+    const float top = std::max(l.top, l.clip_top), bottom = std::min(l.bottom, l.clip_bottom);
     for (const Item& band : lane.bands) {
       TimeUs band_to = band.open() ? end_us : band.to_us;
       if (band_to < from_us || band.from_us > cull_to_us) continue;
@@ -393,8 +811,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
             x1 = clamp_x(std::max(xf(band_to), xf(band.from_us) + 2));
       dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), palette.pause);
       // Drawn again over the rows below, from this record.
-      rec.pauses.push_back(
-          {ImVec2(x0, top), ImVec2(x1, std::min(bottom, lanes_y1)), lane.name, band.from_us});
+      rec.pauses.push_back({ImVec2(x0, top), ImVec2(x1, bottom), lane.name, band.from_us});
       shown[kShownPause] = true;
       rec.items_drawn++;
       drawn_from(band.from_us);
@@ -404,7 +821,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   }
 
   // ---- Violation regions ----
-  for (const ViolationRegion& v : model.violations()) {
+  for (size_t vi = 0; vi < model.violations().size(); vi++) {
+    const ViolationRegion& v = model.violations()[vi];
     if (v.to_us < from_us || v.from_us > cull_to_us) continue;
     float x0 = clamp_x(xf(v.from_us)), x1 = clamp_x(xf(v.to_us));
     if (x1 - x0 < 3) {
@@ -415,9 +833,10 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     // The lanes of those involved get a second layer: the region reads as "these overlap".
     for (const std::string& who : v.who) {
       int li = model.lane_index(who);
-      if (li < 0 || lane_y[li].first >= lanes_y1) continue;
-      dl->AddRectFilled(ImVec2(x0, lane_y[li].first),
-                        ImVec2(x1, std::min(lane_y[li].second, lanes_y1)), palette.violation);
+      if (li < 0 || !lay[li].visible()) continue;
+      dl->AddRectFilled(ImVec2(x0, std::max(lay[li].top, lay[li].clip_top)),
+                        ImVec2(x1, std::min(lay[li].bottom, lay[li].clip_bottom)),
+                        palette.violation);
     }
     shown[kShownViolation] = true;
     dl->AddLine(ImVec2(x0, lanes_y0), ImVec2(x0, lanes_y1), palette.violation_border, 1.5f);
@@ -425,30 +844,153 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     rec.violations.push_back({ImVec2(x0, lanes_y0), ImVec2(x1, lanes_y1), v.text, v.check, v.event,
                               is_future(v.from_us)});
     drawn_from(v.from_us);
-    if (mouse_in_lanes && mouse.x >= x0 && mouse.x <= x1) hover_region = &v;
+    if (mouse_in_lanes && mouse.x >= x0 && mouse.x <= x1) {
+      hover_region = &v;
+      hover_region_index = vi;
+    }
+  }
+
+  // ---- Violation markers, placed before the rows: their labels take their room first ----
+  // A red label and the span's bar on every lane concerned: its actors', the servers', and a
+  // resource's that took the wrong write. Per lane the markers go left to right, each label in
+  // the room its band has left; drawn on top of the rows after them (the moment of failure
+  // must not hide under a busy row), but their room is taken first, so an item's text or a
+  // fence never pushes a violation's words away.
+  struct MarkerPlan {
+    size_t lane = 0, violation = 0;
+    float x0 = 0, x1 = 0, top = 0, bottom = 0, bar_h = 0;
+    ImVec2 a, b;
+    std::string label;
+    bool room = false;
+  };
+  std::vector<MarkerPlan> plans;
+  {
+    const auto& violations = model.violations();
+    std::vector<std::vector<size_t>> by_lane(lane_count);
+    for (size_t vi : model.violations_by_start()) {  // so each lane's list is in time order
+      const ViolationRegion& v = violations[vi];
+      if (v.to_us < from_us || v.from_us > cull_to_us) continue;
+      for (const std::string& who : v.who)
+        if (int li = model.lane_index(who); li >= 0 && lay[li].slot >= 0)
+          by_lane[static_cast<size_t>(lay[li].slot)].push_back(vi);
+      for (int32_t li : v.resource_lanes)
+        if (static_cast<size_t>(li) < lane_count) by_lane[static_cast<size_t>(li)].push_back(vi);
+      for (size_t li = 0; li < lane_count; li++)
+        if (lanes[li].kind == LaneKind::server) by_lane[li].push_back(vi);
+    }
+    const float pad_px = 3 * scale;
+    for (size_t li = 0; li < by_lane.size(); li++) {
+      std::vector<size_t>& list = by_lane[li];
+      const LaneLayout& l = lay[li];
+      if (list.empty() || !l.visible()) continue;
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+      const float top = std::max(l.top, l.clip_top) + 1;
+      const float bottom = std::min(l.bottom, l.clip_bottom) - 1;
+      const float label_h = std::min(line_h + 2 * scale, bottom - top);
+      const int band = l.marker_band >= 0 ? l.marker_band : l.band0;
+      // Past the mark at the violation's moment (a stale write's disc), not over it.
+      const float mark_px = std::min(l.row_h * 0.42f, 6.5f * scale) + 2 * scale;
+      for (size_t k = 0; k < list.size(); k++) {
+        const size_t vi = list[k];
+        const ViolationRegion& v = violations[vi];
+        MarkerPlan p;
+        p.lane = li;
+        p.violation = vi;
+        p.x0 = std::max(xf(v.from_us), plot_x0);
+        p.x1 = std::max(std::min(xf(v.to_us), plot_x1), p.x0 + 3 * scale);
+        p.top = top;
+        p.bottom = bottom;
+        p.bar_h = std::max(3 * scale, 2.0f);
+        // The label: from just past x0 (or after the label before it) to the next marker's
+        // start or the next label taken on the band. One whose start is taken far along gets
+        // none (its words are on hover and on its other lanes) rather than a label far from
+        // its moment.
+        float start_x = p.x0 + mark_px;
+        float room_x = plot_x1;
+        for (size_t m = k + 1; m < list.size(); m++) {
+          float next_x = xf(violations[list[m]].from_us);
+          if (next_x > start_x + 2 * pad_px) {
+            room_x = std::min(room_x, next_x - pad_px);
+            break;
+          }
+        }
+        for (int tries = 0; tries < 4; tries++) {
+          const float free_x = room_from(band, start_x, room_x);
+          if (free_x > start_x) {
+            room_x = free_x;
+            break;
+          }
+          float after = start_x;
+          for (const auto& [a, b] : taken[static_cast<size_t>(band)])
+            if (a <= start_x && b > start_x) after = std::max(after, b + pad_px);
+          if (after > p.x0 + 4 * pad_px + 40 * scale) {
+            room_x = start_x;  // too far from its moment
+            break;
+          }
+          start_x = after;
+        }
+        // A moment (no span) with too little room on its right (the end of the run, the next
+        // marker): the left of it, if that has more, ending at the mark.
+        const std::string words_label = violation_words_at(vi).label;
+        const float want_px = ImGui::CalcTextSize(words_label.c_str()).x + 2 * pad_px;
+        if (room_x - start_x < want_px && v.to_us == v.from_us) {
+          const float end_x = p.x0 - mark_px;
+          float left_x = plot_x0;
+          for (const auto& [a, b] : taken[static_cast<size_t>(band)])
+            if (b <= end_x + 1) left_x = std::max(left_x, b + pad_px);
+          for (size_t m = 0; m < k; m++)
+            left_x = std::max(left_x, xf(violations[list[m]].from_us) + pad_px);
+          if (end_x - left_x > room_x - start_x && room_from(band, left_x, end_x) >= end_x - 1) {
+            start_x = std::max(left_x, end_x - want_px);
+            room_x = end_x;
+          }
+        }
+        p.room = room_x - start_x > 2 * pad_px + ImGui::CalcTextSize("!").x;
+        p.label = p.room ? elided(words_label, room_x - start_x - 2 * pad_px) : "";
+        if (p.room && p.label.empty()) p.label = "!";
+        const float w = ImGui::CalcTextSize(p.label.c_str()).x + 2 * pad_px;
+        p.a = ImVec2(start_x, top);
+        p.b = ImVec2(start_x + w, top + label_h);
+        if (!p.room) {  // the bar is the marker
+          p.a = ImVec2(p.x0, bottom - p.bar_h);
+          p.b = ImVec2(p.x1, bottom);
+        } else {
+          take(band, p.a.x, p.b.x, p.label);
+        }
+        plans.push_back(std::move(p));
+      }
+    }
   }
 
   // ---- Rows: prepare (cull, fold) and draw ----
   const double fold_us = fold_px / px_per_us;
-  for (int li : order) {
-    const Lane& lane = model.lanes()[li];
+  for (size_t li = 0; li < lane_count; li++) {
+    const Lane& lane = lanes[li];
+    const LaneLayout& l = lay[li];
+    if (!l.visible()) continue;
+    dl->PushClipRect(ImVec2(origin.x, l.clip_top), ImVec2(area_max.x, l.clip_bottom), true);
+    const float rh = l.row_h;
     for (size_t r = 0; r < lane.rows.size(); r++) {
       const Row& row = lane.rows[r];
-      const float y0 = row_y[li][r];
-      if (y0 >= lanes_y1) break;
-      const float y1 = y0 + row_h - 1;
+      const float y0 = l.row_y[r];
+      if (y0 >= l.clip_bottom || y0 + rh <= l.clip_top) continue;
+      const float y1 = y0 + rh - 1;
       const float ym = (y0 + y1) * 0.5f;
-      const bool mouse_in_row = mouse_in_lanes && mouse.y >= y0 && mouse.y < y1 + 1;
-      float text_end_x = -1e9f;  // labels in a row never overlap
+      const int band = row_band[li][r];
+      const bool mouse_in_row = mouse_in_lanes && mouse.y >= std::max(y0, l.clip_top) &&
+                                mouse.y < std::min(y1 + 1, l.clip_bottom);
+      // Text taller than its row would be cut in half: none at all reads better.
+      const bool text_fits = rh >= line_h * 0.9f;
       auto label = [&](float x0, float x1, const std::string& text, ImU32 colour) {
-        // Text taller than its row would be cut in half: none at all reads better.
-        if (x1 - x0 < kLabelMinWidthPx || x0 < text_end_x || row_h < line_h * 0.9f) return;
-        float left = std::max(x0, plot_x0) + 2;
-        // A little short of the item's end, so that labels of adjacent items do not run on.
-        ImVec4 clip(left, y0, std::min(x1, plot_x1) - 4, y1);
+        if (x1 - x0 < kLabelMinWidthPx || !text_fits) return;
+        const float left = std::max(x0, plot_x0) + 2;
+        // A little short of the item's end, and never into another label.
+        const float right = room_from(band, left, std::min(x1, plot_x1) - 4);
+        if (right - left < kLabelMinWidthPx * 0.5f) return;
+        ImVec4 clip(left, y0, right, y1);
         dl->AddText(nullptr, 0, ImVec2(left, ym - line_h * 0.5f), colour, text.data(),
                     text.data() + std::min<size_t>(text.size(), 200), 0, &clip);
-        text_end_x = x1;
+        take(band, left, right, text);
       };
       const std::vector<Item>& items = row.items;
       // With the future hidden, items that begin after the horizon do not exist for this
@@ -500,10 +1042,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
             float fx0 = std::max(x0, plot_x0 - 2),
                   fx1 = std::max(clamp_x(xf(group_to)), fx0 + fold_px);
             dl->AddRectFilled(ImVec2(fx0, y0 + 2), ImVec2(fx1, y1 - 2), palette.fold);
-            if (fx1 - fx0 >= kLabelMinWidthPx) {
-              std::string count_text = std::to_string(count);
-              label(fx0, fx1, count_text, palette.item_text);
-            }
+            if (fx1 - fx0 >= kLabelMinWidthPx)
+              label(fx0, fx1, std::to_string(count), palette.item_text);
             rec.folds_drawn++;
             shown[kShownFolded] = true;
             rec.items_folded += count;
@@ -523,26 +1063,58 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         const bool selected = selected_event >= 0 && item.begin_event == selected_event;
         float hx0 = x0, hx1 = x1;  // hover box
         if (is_mark(item)) {
-          const float s = std::min(row_h * 0.42f, 6.5f * scale);
+          const float s = std::min(rh * 0.42f, 6.5f * scale);
           const ImVec2 c(x0, ym);
-          draw_mark_shape(dl, item.kind, c, s, palette, 2.5f * scale);
-          shown[item.kind == ItemKind::error     ? kShownError
-                : item.kind == ItemKind::accept  ? kShownAccept
+          draw_mark_shape(dl, item.kind, c, s, palette, 2.5f * scale, item.flags);
+          shown[item.kind == ItemKind::error
+                    ? ((item.flags & kItemRecovered) ? kShownRecovered : kShownError)
+                : item.kind == ItemKind::accept
+                    ? ((item.flags & kItemStale) ? kShownStale : kShownAccept)
                 : item.kind == ItemKind::reject  ? kShownReject
                 : item.kind == ItemKind::lost    ? kShownLost
                 : item.kind == ItemKind::expired ? kShownExpired
+                : item.kind == ItemKind::restart ? kShownRestart
+                : item.kind == ItemKind::cut     ? kShownCut
                                                  : kShownFault] = true;
-          if ((item.kind == ItemKind::accept || item.kind == ItemKind::reject) &&
-              item.begin_event >= 0 && static_cast<size_t>(item.begin_event) < trace.size()) {
+          std::string words;
+          ImU32 words_colour = palette.label_text;
+          const TraceEvent* e =
+              item.begin_event >= 0 && static_cast<size_t>(item.begin_event) < trace.size()
+                  ? &trace.events()[static_cast<size_t>(item.begin_event)]
+                  : nullptr;
+          if ((item.kind == ItemKind::accept || item.kind == ItemKind::reject) && e) {
             // The fence is the point of the lane.
-            if (const int64_t* f = trace.events()[item.begin_event].num(F::fence)) {
-              std::string fence = "fence=" + std::to_string(*f);
-              float w = ImGui::CalcTextSize(fence.c_str()).x;
-              if (x0 + s + 2 > text_end_x) {
-                dl->AddText(ImVec2(x0 + s + 2, ym - line_h * 0.5f), palette.label_text,
-                            fence.c_str());
-                text_end_x = x0 + s + 4 + w;
-              }
+            if (const int64_t* f = e->num(F::fence))
+              words = trf(S::fence_label, lang, {std::to_string(*f)});
+          } else if (item.kind == ItemKind::restart) {
+            // The whole lane: everything the server held is gone from here on.
+            dl->AddLine(ImVec2(x0, std::max(l.top, l.clip_top)),
+                        ImVec2(x0, std::min(l.bottom, l.clip_bottom)), palette.restart, 3 * scale);
+            words = tr(S::restart_label, lang);
+            words_colour = palette.restart;
+          } else if (item.kind == ItemKind::cut && e) {
+            const std::string who =
+                e->connection >= 0 ? model.index().connection_actor(e->connection) : std::string();
+            const std::string reason(e->str_or(F::reason));
+            const std::string why = reason.rfind("client-output-buffer-limit", 0) == 0
+                                        ? tr(S::cut_output_buffer, lang)
+                                        : reason;
+            words = who.empty() ? trf(S::cut_label_nobody, lang, {why})
+                                : trf(S::cut_label, lang, {who, why});
+            words_colour = palette.cut;
+          }
+          if (!words.empty() && text_fits) {
+            const float left = x0 + s + 3 * scale;
+            const float w = ImGui::CalcTextSize(words.c_str()).x;
+            const float right = room_from(band, left, std::min(left + w, plot_x1));
+            const std::string shown_words = right - left >= w ? words : elided(words, right - left);
+            if (!shown_words.empty()) {
+              // About something that has happened: not cut at the horizon.
+              dl->PushClipRect(ImVec2(plot_x0, l.clip_top), ImVec2(plot_x1 + 2, l.clip_bottom),
+                               false);
+              dl->AddText(ImVec2(left, ym - line_h * 0.5f), words_colour, shown_words.c_str());
+              dl->PopClipRect();
+              take(band, left, left + ImGui::CalcTextSize(shown_words.c_str()).x + 2, shown_words);
             }
           }
           hx0 = x0 - s;
@@ -554,10 +1126,13 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
           ImU32 colour = palette.command;
           float top = y0 + 1, bottom = y1;
           std::string text;
+          const bool failed = (item.flags & kItemErrorReply) && !(item.flags & kItemRecovered);
           switch (item.kind) {
             case ItemKind::command:
-              colour = (item.flags & kItemErrorReply) ? palette.command_error : palette.command;
-              shown[(item.flags & kItemErrorReply) ? kShownErrorReply : kShownCommand] = true;
+              colour = failed ? palette.command_error : palette.command;
+              shown[failed                          ? kShownErrorReply
+                    : (item.flags & kItemRecovered) ? kShownRecovered
+                                                    : kShownCommand] = true;
               if (sx1 - sx0 >= kLabelMinWidthPx && item.begin_event >= 0)
                 text = event_summary(trace.events()[item.begin_event]);
               break;
@@ -573,9 +1148,9 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
             case ItemKind::pool_wait:
               colour = palette.pool_wait;
               shown[kShownPoolWait] = true;
-              top = y0 + row_h * 0.25f;
-              bottom = y1 - row_h * 0.25f;
-              if (sx1 - sx0 >= kLabelMinWidthPx) text = "pool wait";
+              top = y0 + rh * 0.25f;
+              bottom = y1 - rh * 0.25f;
+              if (sx1 - sx0 >= kLabelMinWidthPx) text = tr(S::pool_wait_label, lang);
               break;
             case ItemKind::work:
             case ItemKind::sleep:
@@ -583,16 +1158,17 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
               shown[item.kind == ItemKind::work ? kShownWork : kShownSleep] = true;
               if (sx1 - sx0 >= kLabelMinWidthPx)
                 // Its planned running time (a pause of the host makes the bar longer).
-                text = std::string(item.kind == ItemKind::work ? "work " : "sleep ") +
-                       scenario::format_time(item.begin_event >= 0
-                                                 ? trace.events()[item.begin_event].num_or(
-                                                       F::duration_us, item_to - item.from_us)
-                                                 : item_to - item.from_us);
+                text = trf(
+                    item.kind == ItemKind::work ? S::work_label : S::sleep_label, lang,
+                    {time_words(item.begin_event >= 0 ? trace.events()[item.begin_event].num_or(
+                                                            F::duration_us, item_to - item.from_us)
+                                                      : item_to - item.from_us,
+                                lang)});
               break;
             case ItemKind::gap:
               colour = palette.gap;
               shown[kShownGap] = true;
-              if (sx1 - sx0 >= kLabelMinWidthPx) text = "disconnected";
+              if (sx1 - sx0 >= kLabelMinWidthPx) text = tr(S::disconnected_label, lang);
               break;
             case ItemKind::hold:
             case ItemKind::ttl:
@@ -617,8 +1193,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
                               ImVec2(qx1, bottom), ImVec2(sx0, bottom), colour);
             if (item.flags & kItemForeignEnd)
               dl->AddLine(ImVec2(qx1, top), ImVec2(qx1, bottom), palette.error, 3);
-            if (item.owner >= 0 && static_cast<size_t>(item.owner) < model.lanes().size())
-              text = "key of " + model.lanes()[item.owner].name;
+            if (item.owner >= 0 && static_cast<size_t>(item.owner) < lane_count)
+              text = trf(S::key_of_label, lang, {lanes[item.owner].name});
             else if (item.begin_event >= 0)
               text = std::string(trace.events()[item.begin_event].str_or(F::value));
           } else if (item.kind == ItemKind::hold) {
@@ -628,14 +1204,19 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
             dl->AddRectFilled(ImVec2(sx0, top), ImVec2(std::max(xd, sx0), bottom), colour);
             if (deadline < item_to) {
               dl->AddRectFilled(ImVec2(xd, top), ImVec2(sx1, bottom), with_alpha(colour, 90));
-              for (float hx = xd - std::fmod(xd - plot_x0, 8.0f); hx < sx1; hx += 8)
-                if (hx >= xd)
-                  dl->AddLine(ImVec2(hx, bottom), ImVec2(std::min(hx + (bottom - top), sx1), top),
-                              colour, 1.5f);
+              hatch(dl, ImVec2(xd, top), ImVec2(sx1, bottom), colour, 8, 1.5f);
               dl->AddRect(ImVec2(xd, top), ImVec2(sx1, bottom), palette.error, 0, 0, 1.5f);
             }
             if (item.begin_event >= 0)
-              text = "holds " + std::string(trace.events()[item.begin_event].str_or(F::lock));
+              text = trf(S::holds_label, lang,
+                         {std::string(trace.events()[item.begin_event].str_or(F::lock))});
+          } else if (item.kind == ItemKind::command && (item.flags & kItemRecovered)) {
+            // Recovered: the command's colour, hatched and outlined in orange, not a failure.
+            dl->AddRectFilled(ImVec2(sx0, top), ImVec2(sx1, bottom), with_alpha(colour, 110));
+            hatch(dl, ImVec2(sx0, top), ImVec2(sx1, bottom), palette.recovered, 6 * scale,
+                  1.5f * scale);
+            dl->AddRect(ImVec2(sx0, top), ImVec2(sx1, bottom), palette.recovered, 0, 0,
+                        1.5f * scale);
           } else {
             dl->AddRectFilled(ImVec2(sx0, top), ImVec2(sx1, bottom), colour);
           }
@@ -655,26 +1236,22 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         i++;
       }
     }
+    dl->PopClipRect();
   }
 
   // ---- Pauses again, over the rows: the work a pause interrupts stops under it ----
   // (The band behind the lane shows the whole lane stopped; drawn only behind, a work bar ran
   // straight through a 15 s pause as if the holder went on working.)
+  const char* paused_word = tr(S::paused_word, lang);
   for (const DrawRecord::Pause& p : rec.pauses) {
     const float x0 = p.min.x, x1 = p.max.x, top = p.min.y, bottom = p.max.y;
     dl->AddRectFilled(ImVec2(x0, top + 1), ImVec2(x1, bottom - 1), palette.pause_veil);
     // Hatched, so it reads as "stopped" in grey scale too, not only by its colour.
-    const float step = 8 * scale;
-    dl->PushClipRect(ImVec2(x0, top), ImVec2(x1, bottom), true);
-    for (float x = x0 - (bottom - top); x < x1; x += step)
-      dl->AddLine(ImVec2(x, bottom), ImVec2(x + (bottom - top), top), palette.pause_hatch,
-                  1.0f * scale);
-    const char* word = "paused";
-    const ImVec2 size = ImGui::CalcTextSize(word);
+    hatch(dl, ImVec2(x0, top), ImVec2(x1, bottom), palette.pause_hatch, 8 * scale, 1.0f * scale);
+    const ImVec2 size = ImGui::CalcTextSize(paused_word);
     if (x1 - x0 > size.x + 8 * scale)
       dl->AddText(ImVec2(x0 + 4 * scale, top + (bottom - top - size.y) * 0.5f), palette.pause_text,
-                  word);
-    dl->PopClipRect();
+                  paused_word);
   }
 
   // ---- Arrows: publisher -> each receiver, or -> a lost mark ----
@@ -685,22 +1262,25 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         static_cast<size_t>(std::lower_bound(reach.begin(), reach.end(), from_us) - reach.begin());
     // Arrows that would land on the same pixels as the last one drawn to the same lane (and of
     // the same kind) add nothing to the picture: skipped, so dense traces stay cheap.
-    std::vector<std::pair<int, int>> last_px(model.lanes().size() * 2, {-1000000, -1000000});
+    std::vector<std::pair<int, int>> last_px(lane_count * 2, {-1000000, -1000000});
     int64_t drawn = 0;
+    auto row_mid = [&](int lane, int row, float* y) {
+      if (lane < 0 || static_cast<size_t>(lane) >= lane_count) return false;
+      const LaneLayout& l = lay[static_cast<size_t>(lane)];
+      if (row < 0 || static_cast<size_t>(row) >= l.row_y.size()) return false;
+      *y = l.row_y[static_cast<size_t>(row)] + l.row_h * 0.5f;
+      return *y >= l.clip_top && *y < l.clip_bottom;
+    };
     for (; a < arrows.size() && drawn < kArrowsPerFrameMax; a++) {
       const Arrow& arrow = arrows[a];
       if (arrow.from_us > cull_to_us) break;
       if (arrow.to_us < from_us) continue;
       // A message still on its way has not arrived anywhere yet.
       if (hide_future && arrow.to_us > horizon_us) continue;
-      if (arrow.from_lane < 0 || arrow.to_lane < 0) continue;
-      const auto& fr = row_y[arrow.from_lane];
-      const auto& tr = row_y[arrow.to_lane];
-      if (arrow.from_row >= static_cast<int>(fr.size()) ||
-          arrow.to_row >= static_cast<int>(tr.size()))
+      float fy = 0, ty = 0;
+      if (!row_mid(arrow.from_lane, arrow.from_row, &fy) ||
+          !row_mid(arrow.to_lane, arrow.to_row, &ty))
         continue;
-      float fy = fr[arrow.from_row] + row_h * 0.5f, ty = tr[arrow.to_row] + row_h * 0.5f;
-      if (fy >= lanes_y1 || ty >= lanes_y1) continue;
       float fx = xf(arrow.from_us), tx = xf(arrow.to_us);
       std::pair<int, int> px{static_cast<int>(fx), static_cast<int>(tx)};
       std::pair<int, int>& last =
@@ -713,7 +1293,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       dl->AddLine(ImVec2(fx, fy), ImVec2(tx, ty), colour, arrow.lost ? 1.5f : 1.0f);
       shown[arrow.lost ? kShownLost : kShownMessage] = true;
       if (arrow.lost) {
-        const float s = std::min(row_h * 0.45f, 7.0f * scale);
+        const float s =
+            std::min(lay[static_cast<size_t>(arrow.to_lane)].row_h * 0.45f, 7.0f * scale);
         draw_mark_shape(dl, ItemKind::lost, ImVec2(tx, ty), s, palette, 3 * scale);
         rec.lost_drawn++;
         if (mouse_in_lanes && std::fabs(mouse.x - tx) <= s && std::fabs(mouse.y - ty) <= s) {
@@ -736,78 +1317,39 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     rec.arrows_drawn = drawn;
   }
 
-  // ---- Violation markers: a red label and the span's bar on every lane concerned ----
-  // On top of the rows: the moment of failure must not hide under a busy row. Per lane the
-  // markers go left to right and each label is elided to end before the next one starts.
+  // ---- Violation markers (placed above): drawn over everything in their lanes ----
   const ViolationRegion* hover_marker = nullptr;
+  size_t hover_marker_index = 0;
   {
-    const auto& violations = model.violations();
-    std::vector<std::vector<size_t>> by_lane(model.lanes().size());
-    for (size_t vi : model.violations_by_start()) {  // so each lane's list is in time order
-      const ViolationRegion& v = violations[vi];
-      if (v.to_us < from_us || v.from_us > cull_to_us) continue;
-      for (const std::string& who : v.who)
-        if (int li = model.lane_index(who); li >= 0) by_lane[static_cast<size_t>(li)].push_back(vi);
-      for (size_t li = 0; li < model.lanes().size(); li++)
-        if (model.lanes()[li].kind == LaneKind::server) by_lane[li].push_back(vi);
-    }
     const float pad_px = 3 * scale;
-    for (size_t li = 0; li < by_lane.size(); li++) {
-      std::vector<size_t>& list = by_lane[li];
-      if (list.empty() || lane_y[li].first >= lanes_y1) continue;
-      list.erase(std::unique(list.begin(), list.end()), list.end());
-      const float top = lane_y[li].first + 1;
-      const float bottom = std::min(lane_y[li].second, lanes_y1) - 1;
-      const float label_h = std::min(line_h + 2 * scale, bottom - top);
-      float used_to_x = plot_x0 - 1e6f;  // right end of this lane's last label
-      for (size_t k = 0; k < list.size(); k++) {
-        const ViolationRegion& v = violations[list[k]];
-        const float x0 = std::max(xf(v.from_us), plot_x0);
-        const float x1 = std::max(std::min(xf(v.to_us), plot_x1), x0 + 3 * scale);
-        const float bar_h = std::max(3 * scale, 2.0f);
-        dl->AddRectFilled(ImVec2(x0, bottom - bar_h), ImVec2(x1, bottom), palette.violation_border);
-        dl->AddLine(ImVec2(x0, top), ImVec2(x0, bottom), palette.violation_border, 2 * scale);
-        // The label: from x0 (or just after the previous label) to the next marker's start.
-        // A marker whose start is under the previous label gets none (its text is on hover
-        // and on its other lanes) rather than a label far from its moment.
-        const float start_x = std::max(x0, used_to_x + pad_px);
-        const bool room = start_x <= x0 + 4 * pad_px;
-        float room_x = plot_x1;
-        for (size_t m = k + 1; m < list.size(); m++) {
-          float next_x = xf(violations[list[m]].from_us);
-          if (next_x > start_x + 2 * pad_px) {
-            room_x = std::min(room_x, next_x - pad_px);
-            break;
-          }
-        }
-        std::string label =
-            room ? elided(v.text_at(words_at_us), room_x - start_x - 2 * pad_px) : "";
-        if (room && label.empty()) label = "!";
-        const float w = ImGui::CalcTextSize(label.c_str()).x + 2 * pad_px;
-        ImVec2 a(start_x, top), b(start_x + w, top + label_h);
-        if (!room) {  // the bar is the marker
-          a = ImVec2(x0, bottom - bar_h);
-          b = ImVec2(x1, bottom);
-        } else {
-          // The label is about something that has begun: it is not cut at the horizon.
-          dl->PushClipRect(ImVec2(plot_x0, lanes_y0), ImVec2(plot_x1 + 2, lanes_y1), false);
-          dl->AddRectFilled(a, b, palette.violation_border, 2 * scale);
-          dl->AddText(ImVec2(a.x + pad_px, a.y + (label_h - line_h) * 0.5f), palette.marker_text,
-                      label.c_str());
-          if (selected_event >= 0 && v.event == selected_event)
-            dl->AddRect(ImVec2(a.x - 2, a.y - 1), ImVec2(b.x + 2, b.y + 1), palette.selection, 0, 0,
-                        2 * scale);
-          dl->PopClipRect();
-          used_to_x = b.x;
-        }
-        rec.markers.push_back({a, b, model.lanes()[li].name, label, v.check, v.event, v.from_us,
-                               v.to_us, is_future(v.from_us)});
-        drawn_from(v.from_us);
-        if (mouse_in_lanes &&
-            ((mouse.x >= a.x && mouse.x <= b.x && mouse.y >= a.y && mouse.y <= b.y) ||
-             (mouse.x >= x0 - 2 && mouse.x <= x1 + 2 && mouse.y >= bottom - bar_h - 2 &&
-              mouse.y <= bottom + 1)))
-          hover_marker = &v;
+    for (const MarkerPlan& p : plans) {
+      const ViolationRegion& v = model.violations()[p.violation];
+      const LaneLayout& l = lay[p.lane];
+      dl->PushClipRect(ImVec2(plot_x0, l.clip_top), ImVec2(plot_x1 + 2, l.clip_bottom), true);
+      dl->AddRectFilled(ImVec2(p.x0, p.bottom - p.bar_h), ImVec2(p.x1, p.bottom),
+                        palette.violation_border);
+      dl->AddLine(ImVec2(p.x0, p.top), ImVec2(p.x0, p.bottom), palette.violation_border, 2 * scale);
+      dl->PopClipRect();
+      if (p.room) {
+        // The label is about something that has begun: it is not cut at the horizon.
+        dl->PushClipRect(ImVec2(plot_x0, l.clip_top), ImVec2(plot_x1 + 2, l.clip_bottom), false);
+        dl->AddRectFilled(p.a, p.b, palette.violation_border, 2 * scale);
+        dl->AddText(ImVec2(p.a.x + pad_px, p.a.y + (p.b.y - p.a.y - line_h) * 0.5f),
+                    palette.marker_text, p.label.c_str());
+        if (selected_event >= 0 && v.event == selected_event)
+          dl->AddRect(ImVec2(p.a.x - 2, p.a.y - 1), ImVec2(p.b.x + 2, p.b.y + 1), palette.selection,
+                      0, 0, 2 * scale);
+        dl->PopClipRect();
+      }
+      rec.markers.push_back({p.a, p.b, lanes[p.lane].name, p.label, v.check, v.event, v.from_us,
+                             v.to_us, is_future(v.from_us)});
+      drawn_from(v.from_us);
+      if (mouse_in_lanes && mouse.y >= l.clip_top && mouse.y < l.clip_bottom &&
+          ((mouse.x >= p.a.x && mouse.x <= p.b.x && mouse.y >= p.a.y && mouse.y <= p.b.y) ||
+           (mouse.x >= p.x0 - 2 && mouse.x <= p.x1 + 2 && mouse.y >= p.bottom - p.bar_h - 2 &&
+            mouse.y <= p.bottom + 1))) {
+        hover_marker = &v;
+        hover_marker_index = p.violation;
       }
     }
   }
@@ -819,36 +1361,112 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
                       palette.future_veil);
   }
 
-  // ---- Lane labels (over the plot's left edge) ----
+  // ---- The name column: lanes and groups (click folds), row labels ----
+  rec.names_min = ImVec2(origin.x, lanes_y0);
+  rec.names_max = ImVec2(plot_x0, lanes_y1);
   dl->AddRectFilled(ImVec2(origin.x, lanes_y0), ImVec2(plot_x0, lanes_y1),
                     palette.ruler_background);
-  for (int li : order) {
-    const Lane& lane = model.lanes()[li];
-    auto [top, bottom] = lane_y[li];
-    if (top >= lanes_y1) break;
-    ImVec4 clip(origin.x, top, plot_x0 - 2, std::min(bottom, lanes_y1));
+  struct Clickable {
+    ImVec2 min, max;
+    std::string name;
+    bool group;
+  };
+  std::vector<Clickable> clickable;
+  const std::string* hover_name = nullptr;
+  std::string hover_name_text;
+  const float tri_px = line_h * 0.55f;
+  auto fold_triangle = [&](ImVec2 at, bool folded) {  // ▸ folded, ▾ open
+    const float s = tri_px * 0.5f, cx = at.x + s, cy = at.y + line_h * 0.5f;
+    if (folded)
+      dl->AddTriangleFilled(ImVec2(cx - s * 0.6f, cy - s), ImVec2(cx - s * 0.6f, cy + s),
+                            ImVec2(cx + s * 0.8f, cy), palette.label_text);
+    else
+      dl->AddTriangleFilled(ImVec2(cx - s, cy - s * 0.6f), ImVec2(cx + s, cy - s * 0.6f),
+                            ImVec2(cx, cy + s * 0.8f), palette.label_text);
+  };
+  // A name elided to the column, its whole text on hover.
+  auto name_text = [&](const std::string& text, ImVec2 at, float right, float clip_top,
+                       float clip_bottom, ImU32 colour) {
+    const std::string shown_text = elided(text, right - at.x);
+    ImVec4 clip(at.x, clip_top, right + 1, clip_bottom);
+    dl->AddText(nullptr, 0, at, colour, shown_text.c_str(), nullptr, 0, &clip);
+    if (hovered && shown_text != text && mouse.x >= at.x && mouse.x <= right && mouse.y >= at.y &&
+        mouse.y < at.y + line_h && mouse.y >= clip_top && mouse.y < clip_bottom)
+      hover_name_text = text;
+  };
+  for (const Header& h : headers) {
+    const float a = std::max(h.top, actors_top), b = std::min(h.bottom, actors_bottom);
+    if (b <= a) continue;
+    dl->PushClipRect(ImVec2(origin.x, a), ImVec2(area_max.x, b), true);
+    const ImVec2 at(origin.x + 4, h.top + (h.folded ? kLanePadPx : 2));
+    fold_triangle(at, h.folded);
+    const std::string text = trf(S::group_label, lang, {h.name, std::to_string(h.members)});
+    name_text(text, ImVec2(at.x + tri_px + 3, at.y), plot_x0 - 4, a, b, palette.label_text);
+    if (!h.folded)
+      dl->AddLine(ImVec2(origin.x + 4, h.bottom - 1), ImVec2(area_max.x, h.bottom - 1),
+                  with_alpha(palette.lane_separator, 60));
+    dl->PopClipRect();
+    clickable.push_back({ImVec2(origin.x, a), ImVec2(plot_x0, b), h.name, true});
+  }
+  for (size_t li = 0; li < lane_count; li++) {
+    const Lane& lane = lanes[li];
+    const LaneLayout& l = lay[li];
+    if (!l.visible() || l.slot != static_cast<int>(li)) continue;
+    if (!group[li].empty() && group_is_folded(group[li])) continue;  // under its header
+    const float ct = std::max(l.top, l.clip_top), cb = std::min(l.bottom, l.clip_bottom);
+    const float indent = group[li].empty() ? 4 : 4 + tri_px;
     std::string name = lane.kind == LaneKind::server     ? "[" + lane.name + "]"
                        : lane.kind == LaneKind::resource ? "<" + lane.name + ">"
                                                          : lane.name;
-    dl->AddText(nullptr, 0, ImVec2(origin.x + 4, top + kLanePadPx), palette.label_text,
-                name.c_str(), nullptr, 0, &clip);
+    ImVec2 at(origin.x + indent, l.top + kLanePadPx + std::max(0.0f, (l.row_h - line_h) * 0.5f));
+    if (lane.rows.size() > 1 && lane.kind == LaneKind::actor) {
+      fold_triangle(at, l.folded);
+      at.x += tri_px + 3;
+      clickable.push_back({ImVec2(origin.x, ct), ImVec2(plot_x0, cb), lane.name, false});
+    }
+    name_text(name, at, plot_x0 - 4, ct, cb, palette.label_text);
     // A real server's lane says whose view it is: over its first row (where a fake server's
     // own events would be), since the name column has no room for it.
-    if (!lane.caption.empty())
-      dl->AddText(ImVec2(plot_x0 + 6, top + kLanePadPx + (row_h - line_h) * 0.5f),
-                  with_alpha(palette.label_text, 200), lane.caption.c_str());
-    // Row labels when there is room beside the name: small and muted.
-    if (row_h >= line_h) {
-      for (size_t r = 1; r < lane.rows.size(); r++) {
-        float y = row_y[li][r];
-        if (y + row_h > lanes_y1) break;
-        const std::string& text = lane.rows[r].label;
-        float w = ImGui::CalcTextSize(text.c_str()).x;
-        dl->AddText(nullptr, 0, ImVec2(plot_x0 - 4 - w, y + (row_h - line_h) * 0.5f),
-                    with_alpha(palette.label_text, 150), text.c_str(), nullptr, 0, &clip);
+    if (!lane.caption.empty()) {
+      const char* caption = tr(S::seen_by_clients, lang);
+      const float cw = ImGui::CalcTextSize(caption).x;
+      const float cx = plot_x0 + 6;
+      const float right = room_from(l.band0, cx, cx + cw);
+      if (right >= cx + cw) {
+        dl->AddText(ImVec2(cx, l.row_y[0] + (l.row_h - line_h) * 0.5f),
+                    with_alpha(palette.label_text, 200), caption);
+        take(l.band0, cx, cx + cw, caption);
       }
     }
-    dl->AddLine(ImVec2(origin.x, bottom), ImVec2(area_max.x, bottom), palette.lane_separator);
+    // Row labels when there is room beside the name: small and muted.
+    if (!l.folded && l.row_h >= line_h) {
+      for (size_t r = 1; r < lane.rows.size(); r++) {
+        float y = l.row_y[r];
+        if (y + l.row_h <= l.clip_top || y >= l.clip_bottom) continue;
+        const std::string text = elided(row_label(lane.rows[r], lang), label_width_px - indent - 8);
+        float w = ImGui::CalcTextSize(text.c_str()).x;
+        ImVec4 clip(origin.x, std::max(y, l.clip_top), plot_x0 - 2,
+                    std::min(y + l.row_h, l.clip_bottom));
+        dl->AddText(nullptr, 0, ImVec2(plot_x0 - 4 - w, y + (l.row_h - line_h) * 0.5f),
+                    with_alpha(palette.label_text, 160), text.c_str(), nullptr, 0, &clip);
+      }
+    }
+    if (l.bottom > l.clip_top && l.bottom <= l.clip_bottom)
+      dl->AddLine(ImVec2(origin.x, l.bottom), ImVec2(area_max.x, l.bottom), palette.lane_separator);
+  }
+  if (hovered && mouse.x < plot_x0)
+    for (const Clickable& c : clickable)
+      if (mouse.y >= c.min.y && mouse.y < c.max.y) hover_name = &c.name;
+
+  // ---- The scrollbar of the actor lanes ----
+  if (rec.scroll_max_px > 0 && region_h > 0) {
+    const float x0 = plot_x1 + 3, x1 = area_max.x - 1;
+    dl->AddRectFilled(ImVec2(x0, actors_top), ImVec2(x1, actors_bottom),
+                      with_alpha(palette.ruler_tick, 40), 3 * scale);
+    const float thumb_h = std::max(region_h * region_h / content_h, 12 * scale);
+    const float thumb_y = actors_top + (region_h - thumb_h) * (scroll_px / rec.scroll_max_px);
+    dl->AddRectFilled(ImVec2(x0 + 1, thumb_y), ImVec2(x1 - 1, thumb_y + thumb_h),
+                      with_alpha(palette.ruler_tick, scroll_dragging_ ? 230 : 160), 3 * scale);
   }
 
   // ---- Ruler: ticks, labels, notes, and the playhead's handle ----
@@ -856,7 +1474,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
                     palette.ruler_background);
   // Where the future is hidden, the ruler says so (the lanes there may carry markers' labels):
   // the question the teacher asks, and the key that answers it. No tick label under it.
-  const char* next_text = "what happens next?  (V reveals)";
+  const char* next_text = tr(S::what_next, lang);
   const ImVec2 next_size = ImGui::CalcTextSize(next_text);
   const float next_x = horizon_x + 10 * scale;
   const bool next_shown = hide_future && plot_x1 - next_x > next_size.x + 8;
@@ -864,23 +1482,28 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     return next_shown && x1 > next_x - 6 && x0 < next_x + next_size.x + 6;
   };
   {
-    TimeUs step = nice_step(90.0 / px_per_us);
+    // Labels need their width apart: the step grows with the widest label ("12.5 s").
+    const float tick_px = std::max(90.0f, ImGui::CalcTextSize("00.000 ms").x + 16);
+    TimeUs step = nice_step(tick_px / px_per_us);
     TimeUs first = (from_us / step) * step;
     if (first < from_us) first += step;
     for (TimeUs t = first, guard = 0; t <= to_us && guard < 200; t += step, guard++) {
       float x = xf(t);
       dl->AddLine(ImVec2(x, lanes_y0 - 6), ImVec2(x, lanes_y0), palette.ruler_tick);
       dl->AddLine(ImVec2(x, lanes_y0), ImVec2(x, lanes_y1), with_alpha(palette.ruler_tick, 30));
-      std::string text = time_text(t);
-      if (!under_next(x + 2, x + 2 + ImGui::CalcTextSize(text.c_str()).x))
+      std::string text = ruler_words(t, lang);
+      const float w = ImGui::CalcTextSize(text.c_str()).x;
+      if (!under_next(x + 2, x + 2 + w) && x + 2 + w <= area_max.x)
         dl->AddText(ImVec2(x + 2, origin.y + 2), palette.label_text, text.c_str());
     }
     for (const Note& note : model.notes()) {
       if (note.time_us < from_us || note.time_us > cull_to_us) continue;
       float x = xf(note.time_us);
-      dl->AddTriangleFilled(ImVec2(x - 4, lanes_y0 - 7), ImVec2(x + 4, lanes_y0 - 7),
-                            ImVec2(x, lanes_y0), palette.note);
-      if (hovered && std::fabs(mouse.x - x) <= 5 && mouse.y >= lanes_y0 - 9 && mouse.y <= lanes_y0)
+      const float s = 4 * scale;
+      dl->AddTriangleFilled(ImVec2(x - s, lanes_y0 - 7 * scale),
+                            ImVec2(x + s, lanes_y0 - 7 * scale), ImVec2(x, lanes_y0), palette.note);
+      if (hovered && std::fabs(mouse.x - x) <= s + 1 && mouse.y >= lanes_y0 - 9 * scale &&
+          mouse.y <= lanes_y0)
         hover_note = &note;
     }
   }
@@ -903,7 +1526,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     int lines = 1;
     for (int k = 0; k < kShownCount; k++) {
       if (!shown[k]) continue;
-      const char* name = kShownNames[k];
+      const char* name = tr(kShownWords[k], lang);
       const float w = swatch_px + 4 + ImGui::CalcTextSize(name).x;
       if (x + w > area_max.x - 4 && x > origin.x + 4) {  // wrap, never cut
         x = origin.x + 4;
@@ -917,17 +1540,25 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         int shown;
         ItemKind kind;
         float size;
+        uint8_t flags;
       };
       static constexpr MarkSwatch kMarkSwatches[] = {
-          {kShownError, ItemKind::error, 0.9f},     {kShownAccept, ItemKind::accept, 0.8f},
-          {kShownReject, ItemKind::reject, 0.8f},   {kShownLost, ItemKind::lost, 0.85f},
-          {kShownExpired, ItemKind::expired, 0.9f}, {kShownFault, ItemKind::fault, 0.9f}};
+          {kShownError, ItemKind::error, 0.9f, 0},
+          {kShownAccept, ItemKind::accept, 0.8f, 0},
+          {kShownStale, ItemKind::accept, 0.7f, kItemStale},
+          {kShownReject, ItemKind::reject, 0.8f, 0},
+          {kShownLost, ItemKind::lost, 0.85f, 0},
+          {kShownExpired, ItemKind::expired, 0.9f, 0},
+          {kShownFault, ItemKind::fault, 0.9f, 0},
+          {kShownRestart, ItemKind::restart, 0.7f, 0},
+          {kShownCut, ItemKind::cut, 0.8f, 0}};
       const MarkSwatch* mark_swatch = nullptr;
       for (const MarkSwatch& m : kMarkSwatches)
         if (m.shown == k) mark_swatch = &m;
-      if (mark_swatch)
-        draw_mark_shape(dl, mark_swatch->kind, c, h * mark_swatch->size, palette, 2.5f * scale);
-      else
+      if (mark_swatch) {
+        draw_mark_shape(dl, mark_swatch->kind, c, h * mark_swatch->size, palette, 2.5f * scale,
+                        mark_swatch->flags);
+      } else {
         switch (k) {
           case kShownMessage:
             dl->AddLine(ImVec2(c.x - h, c.y), ImVec2(c.x + h, c.y), palette.arrow, 1.5f * scale);
@@ -943,102 +1574,193 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
             dl->AddRectFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h),
                               palette.violation_border, 2 * scale);
             break;
+          case kShownRecovered: {  // a command bar, hatched and outlined in orange
+            const ImVec2 a(c.x - h, c.y - h * 0.6f), b(c.x + h, c.y + h * 0.6f);
+            dl->AddRectFilled(a, b, with_alpha(palette.command, 110));
+            hatch(dl, a, b, palette.recovered, 4 * scale, 1.2f * scale);
+            dl->AddRect(a, b, palette.recovered, 0, 0, 1.5f * scale);
+            // and its hollow triangle (a timeout the call retried)
+            draw_mark_shape(dl, ItemKind::error, ImVec2(c.x + h + 6 * scale, c.y), h * 0.7f,
+                            palette, 2 * scale, kItemRecovered);
+            break;
+          }
           default: {  // a span: a bar in its colour
-            const ImU32 colours[] = {palette.command,   palette.command_error,
-                                     palette.pool_wait, palette.work,
-                                     palette.sleep,     palette.locks[0],
-                                     palette.served,    with_alpha(palette.pause, 160),
-                                     palette.gap};
-            const ImU32 colour = k == kShownFolded ? palette.fold : colours[std::min(k, 8)];
+            ImU32 colour = palette.fold;
+            switch (k) {
+              case kShownCommand:
+                colour = palette.command;
+                break;
+              case kShownErrorReply:
+                colour = palette.command_error;
+                break;
+              case kShownPoolWait:
+                colour = palette.pool_wait;
+                break;
+              case kShownWork:
+                colour = palette.work;
+                break;
+              case kShownSleep:
+                colour = palette.sleep;
+                break;
+              case kShownHold:
+                colour = palette.locks[0];
+                break;
+              case kShownServed:
+                colour = palette.served;
+                break;
+              case kShownPause:
+                colour = with_alpha(palette.pause, 160);
+                break;
+              case kShownGap:
+                colour = palette.gap;
+                break;
+              default:
+                break;
+            }
             dl->AddRectFilled(ImVec2(c.x - h, c.y - h * 0.6f), ImVec2(c.x + h, c.y + h * 0.6f),
                               colour);
             break;
           }
         }
-      dl->AddText(ImVec2(x + swatch_px + 4, y), palette.label_text, name);
-      rec.legend.push_back({name, ImVec2(x, y), ImVec2(x + w, y + line_h)});
-      x += w + gap_px;
+      }
+      const float text_x = x + swatch_px + 4 + (k == kShownRecovered ? 12 * scale : 0);
+      dl->AddText(ImVec2(text_x, y), palette.label_text, name);
+      const float entry_w = w + (k == kShownRecovered ? 12 * scale : 0);
+      rec.legend.push_back({name, ImVec2(x, y), ImVec2(x + entry_w, y + line_h)});
+      x += entry_w + gap_px;
     }
     legend_lines_ = lines;
   }
   dl->PopClipRect();
 
-  // ---- Hover, tooltip, selection ----
+  // ---- Hover, tooltip, selection, folding ----
   if (hover_item) hovered_event = hover_item->begin_event;
   if (hover_marker) {  // a marker is on top of everything under it
     hover_item = nullptr;
     hover_fold_count = 0;
     hover_region = hover_marker;
+    hover_region_index = hover_marker_index;
     hovered_event = hover_marker->event;
   }
   if (hovered && !active) {
-    if (hover_fold_count > 0) {
-      ImGui::SetTooltip("%lld items between %s and %s\nzoom in to see them",
-                        static_cast<long long>(hover_fold_count),
-                        time_text(hover_fold_from_us).c_str(), time_text(hover_fold_to_us).c_str());
+    auto t = [&](TimeUs x) { return ruler_words(x, lang); };
+    if (hover_name) {
+      ImGui::BeginTooltip();
+      if (!hover_name_text.empty()) ImGui::TextUnformatted(hover_name_text.c_str());
+      ImGui::TextUnformatted(tr(S::collapse_tip, lang));
+      ImGui::EndTooltip();
+    } else if (!hover_name_text.empty()) {
+      ImGui::SetTooltip("%s", hover_name_text.c_str());
+    } else if (hover_fold_count > 0) {
+      ImGui::SetTooltip(
+          "%s", trf(S::folded_tip, lang,
+                    {std::to_string(hover_fold_count), t(hover_fold_from_us), t(hover_fold_to_us)})
+                    .c_str());
     } else if (hover_item || hovered_event >= 0 || hover_region || hover_note) {
       ImGui::BeginTooltip();
       if (hover_item && hover_item->begin_event >= 0 &&
           static_cast<size_t>(hover_item->begin_event) < trace.size()) {
         const Item& item = *hover_item;
         const TraceEvent& e = trace.events()[item.begin_event];
-        ImGui::Text("%s  at %s", item_kind_name(item.kind), time_text(item.from_us).c_str());
-        const std::string summary = event_summary(e);
+        ImGui::TextUnformatted(
+            trf(S::event_at, lang, {tr(kind_words(item.kind), lang), t(item.from_us)}).c_str());
+        const std::string summary = event_summary(e, 120, lang != Lang::en);
         ImGui::Text("%s%s%s", e.actor.c_str(), summary.empty() ? "" : ": ", summary.c_str());
-        if (e.connection >= 0) ImGui::Text("connection %lld", static_cast<long long>(e.connection));
+        if (e.connection >= 0)
+          ImGui::TextUnformatted(
+              trf(S::connection_n, lang, {std::to_string(e.connection)}).c_str());
         if (e.step >= 0 || e.attempt >= 0)
-          ImGui::Text("step %lld, attempt %lld", static_cast<long long>(e.step),
-                      static_cast<long long>(e.attempt));
+          ImGui::TextUnformatted(
+              trf(S::step_attempt, lang, {std::to_string(e.step), std::to_string(e.attempt)})
+                  .c_str());
         if (item.end_event >= 0 && static_cast<size_t>(item.end_event) < trace.size()) {
           const TraceEvent& end = trace.events()[item.end_event];
-          ImGui::Text("%s: %s", end.kind.c_str(), event_summary(end).c_str());
-          ImGui::Text("took %s", time_text(item.to_us - item.from_us).c_str());
+          ImGui::Text("%s: %s", end.kind.c_str(),
+                      event_summary(end, 120, lang != Lang::en).c_str());
+          ImGui::TextUnformatted(trf(S::took, lang, {t(item.to_us - item.from_us)}).c_str());
         } else if (item.kind == ItemKind::served && !item.open()) {
-          ImGui::Text("busy for %s", time_text(item.to_us - item.from_us).c_str());
+          ImGui::TextUnformatted(trf(S::busy_for, lang, {t(item.to_us - item.from_us)}).c_str());
         } else if (item.open()) {
-          ImGui::TextUnformatted("still open");
+          ImGui::TextUnformatted(tr(S::still_open, lang));
         }
+        if (item.flags & kItemRecovered)
+          ImGui::TextColored(
+              ImGui::ColorConvertU32ToFloat4(palette.recovered), "%s",
+              trf(S::recovered_tip, lang,
+                  {tr(item.kind == ItemKind::command && e.list(F::argv) &&
+                              !e.list(F::argv)->empty() && (*e.list(F::argv))[0] == "EVALSHA"
+                          ? S::recovered_fallback
+                          : S::recovered_retry,
+                      lang)})
+                  .c_str());
+        if (item.flags & kItemStale)
+          ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette.error), "%s",
+                             tr(S::stale_accept_tip, lang));
         if (item.kind == ItemKind::ttl && item.ttl_us > 0) {
-          ImGui::Text("TTL %s, reaches 0 at %s (the server's clock)",
-                      time_text(item.ttl_us).c_str(), time_text(item.deadline_us).c_str());
-          if (item.owner >= 0 && static_cast<size_t>(item.owner) < model.lanes().size())
-            ImGui::Text("set by %s", model.lanes()[item.owner].name.c_str());
+          ImGui::TextUnformatted(
+              trf(S::ttl_reaches_zero, lang, {t(item.ttl_us), t(item.deadline_us)}).c_str());
+          if (item.owner >= 0 && static_cast<size_t>(item.owner) < lane_count)
+            ImGui::TextUnformatted(trf(S::set_by, lang, {lanes[item.owner].name}).c_str());
         } else if (item.kind == ItemKind::hold && item.ttl_us > 0) {
-          ImGui::Text("TTL %s, the holder counts on it until %s", time_text(item.ttl_us).c_str(),
-                      time_text(item.deadline_us).c_str());
+          ImGui::TextUnformatted(
+              trf(S::hold_counts_until, lang, {t(item.ttl_us), t(item.deadline_us)}).c_str());
           TimeUs item_to = item.open() ? end_us : item.to_us;
-          if (item.kind == ItemKind::hold && item_to > item.deadline_us)
-            ImGui::Text("held %s past the TTL: the key was no longer its own",
-                        time_text(item_to - item.deadline_us).c_str());
-          if (item.flags & kItemForeignEnd)
-            ImGui::TextUnformatted("deleted by someone who did not hold it");
+          if (item_to > item.deadline_us)
+            ImGui::TextUnformatted(
+                trf(S::held_past_ttl, lang, {t(item_to - item.deadline_us)}).c_str());
         }
+        if (item.kind == ItemKind::ttl && (item.flags & kItemForeignEnd))
+          ImGui::TextUnformatted(tr(S::deleted_by_other, lang));
       } else if (!hover_marker && hovered_event >= 0 &&
                  static_cast<size_t>(hovered_event) < trace.size()) {
         const TraceEvent& e = trace.events()[hovered_event];
-        ImGui::Text("message lost: %s published %s at %s", e.actor.c_str(),
-                    event_summary(e).c_str(), time_text(e.time_us).c_str());
-        ImGui::TextUnformatted("the subscriber was not connected (or its buffer was dropped)");
+        ImGui::TextUnformatted(trf(S::message_lost_tip, lang,
+                                   {e.actor, event_summary(e, 120, lang != Lang::en), t(e.time_us)})
+                                   .c_str());
+        ImGui::TextUnformatted(tr(S::subscriber_gone, lang));
       }
       if (hover_region) {
         if (hover_item || (!hover_marker && hovered_event >= 0)) ImGui::Separator();
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette.violation_border), "%s violated",
-                           hover_region->check.c_str());
-        ImGui::TextUnformatted(hover_region->text_at(words_at_us).c_str());
+        ImGui::TextColored(
+            ImGui::ColorConvertU32ToFloat4(palette.violation_border), "%s",
+            trf(S::check_violated, lang,
+                {check_title ? check_title(hover_region->check) : hover_region->check})
+                .c_str());
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+        ImGui::TextUnformatted(violation_words_at(hover_region_index).sentence.c_str());
+        ImGui::PopTextWrapPos();
         if (hover_region->to_us <= words_at_us)
-          ImGui::Text("from %s to %s", time_text(hover_region->from_us).c_str(),
-                      time_text(hover_region->to_us).c_str());
+          ImGui::TextUnformatted(
+              trf(S::from_to, lang, {t(hover_region->from_us), t(hover_region->to_us)}).c_str());
         else
-          ImGui::Text("from %s", time_text(hover_region->from_us).c_str());
+          ImGui::TextUnformatted(trf(S::from_only, lang, {t(hover_region->from_us)}).c_str());
       }
       if (hover_note) {
-        ImGui::Text("%s %s", time_text(hover_note->time_us).c_str(), hover_note->text.c_str());
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+        ImGui::Text("%s %s", t(hover_note->time_us).c_str(), hover_note->text.c_str());
+        ImGui::PopTextWrapPos();
       }
       ImGui::EndTooltip();
     }
   }
-  if (released && !scrubbing_ && !panned_) selected_event = hovered_event;
-  if (released) scrubbing_ = false;
+  if (released && !scrubbing_ && !panned_ && !scroll_dragging_) {
+    if (mouse.x < plot_x0 && mouse.y >= lanes_y0) {
+      for (const Clickable& c : clickable)
+        if (mouse.y >= c.min.y && mouse.y < c.max.y) {
+          if (c.group)
+            toggle_group(c.name);
+          else
+            toggle_lane(c.name);
+          break;
+        }
+    } else {
+      selected_event = hovered_event;
+    }
+  }
+  if (released) {
+    scrubbing_ = false;
+    scroll_dragging_ = false;
+  }
 }
 
 }  // namespace redlab::gui

@@ -15,12 +15,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <imgui.h>
 
+#include "app/gui/strings.h"
 #include "app/gui/timeline_model.h"
+#include "app/gui/verdict_words.h"
 #include "sim/core/trace.h"
 
 namespace redlab::gui {
@@ -57,6 +61,11 @@ struct TimelinePalette {
   ImU32 lost = IM_COL32(0, 114, 178, 255);     // blue, a slashed circle
   ImU32 expired = IM_COL32(240, 140, 0, 255);
   ImU32 fault = IM_COL32(150, 90, 200, 255);
+  // An error the client recovered from: Okabe-Ito's orange, drawn hollow or hatched, never the
+  // filled vermillion of a failure.
+  ImU32 recovered = IM_COL32(230, 159, 0, 255);
+  ImU32 restart = IM_COL32(60, 60, 70, 255);  // a server restart: a bar across its lane
+  ImU32 cut = IM_COL32(213, 94, 0, 255);      // a client cut by the server: a broken link
   ImU32 fold = IM_COL32(128, 128, 128, 200);
   ImU32 arrow = IM_COL32(60, 130, 200, 220);
   ImU32 arrow_lost = IM_COL32(0, 114, 178, 220);
@@ -121,10 +130,34 @@ struct DrawRecord {
   TimeUs latest_from_us = -1;
   struct LaneRect {
     std::string name;
-    std::string caption;  // "as seen by clients" on a real server's lane
-    ImVec2 min, max;
+    std::string caption;        // "as seen by clients" on a real server's lane (as drawn)
+    ImVec2 min, max;            // on screen (clipped to its region); empty if scrolled out of view
+    bool folded = false;        // drawn on one row (itself, or its group)
+    bool pinned = false;        // a server or resource lane: always in view, below the actors
+    std::string group;          // the group it belongs to ("buyer" for buyer1..buyer20), or ""
+    std::vector<float> rows_y;  // each row's top on screen (a folded lane: all the same)
+    float row_h = 0;
   };
   std::vector<LaneRect> lanes;
+  // Groups of actors with one name and instance numbers (buyer1..buyer20): a header row that
+  // folds them all onto one row.
+  struct GroupRect {
+    std::string name;
+    int members = 0;
+    bool folded = false;
+    ImVec2 min, max;  // the header (the folded row when folded)
+  };
+  std::vector<GroupRect> groups;
+  // Labels drawn on the lanes (items, fences, marks, markers): their rectangles never overlap.
+  struct Label {
+    ImVec2 min, max;
+    std::string text;
+  };
+  std::vector<Label> labels;
+  // The actor lanes scroll when they do not fit; the server and resource lanes stay.
+  float scroll_px = 0, scroll_max_px = 0;
+  ImVec2 actors_min, actors_max;  // the scrolling region
+  ImVec2 names_min, names_max;    // the name column
   // The legend: only what this frame drew, each with its colour and shape, wrapped.
   struct LegendEntry {
     std::string name;
@@ -153,10 +186,29 @@ struct TimelineView {
   TimeUs horizon_us = kTimeNeverUs;
   bool future_faint = false;
 
+  // Folded lanes and groups, as the user chose them (by lane / group name). A lane not named
+  // here follows the fit: lanes of a group fold when the actors would not fit unfolded.
+  std::map<std::string, bool> lane_folded;
+  std::map<std::string, bool> group_folded;
+  float scroll_px = 0;  // the actor lanes' vertical scroll
+  // A lane to scroll into view at the next draw (a violation's actor, the selected actor).
+  std::string scroll_to_lane;
+
+  // ---- Words ----
+  Lang lang = Lang::en;
+  // A violation's words (model().violations() index) as of a time; the app supplies them in
+  // its language from verdict_words. Unset: the violation's own text.
+  std::function<ViolationWords(size_t violation, TimeUs words_at_us)> words;
+  // A check's name as the screen shows it (check_title); unset: the name.
+  std::function<std::string(const std::string& check)> check_title;
+
   // ---- Style ----
   TimelinePalette palette;
   float label_width_px = 110;
-  float row_height_px = 18;
+  // Rows are as high as fits between these (readable, and no higher than useful); below the
+  // lowest the lanes fold and then scroll.
+  float row_height_px = 18;  // the readable minimum
+  float row_height_max_px = 36;
   float ruler_height_px = 24;
   float fold_px = 3;  // items narrower than this fold into one counted mark
   float scale = 1;    // marks, lines and markers grow with it (large type)
@@ -177,14 +229,21 @@ struct TimelineView {
   // Screen x of time t and back, with the mapping of the last draw().
   float x_of(TimeUs t) const;
   TimeUs t_of(float x) const;
+  // Folds (or unfolds) a lane or a group, as a click on its name does.
+  void toggle_lane(const std::string& name);
+  void toggle_group(const std::string& name);
+  // The group an actor's name belongs to: its name without the instance number ("buyer" for
+  // "buyer12"); "" for a name without one.
+  static std::string group_of(const std::string& actor);
 
  private:
   void clamp_range(const TimelineModel& model);
   void handle_input(const TimelineModel& model, bool hovered, bool active);
-  int legend_lines_ = 1;     // the last frame's, for the room below the lanes
-  bool scrubbing_ = false;   // the current drag started in the ruler
-  bool panned_ = false;      // the current press moved the view: not a click
-  float plot_width_px_ = 0;  // for zoom before the first draw
+  int legend_lines_ = 1;          // the last frame's, for the room below the lanes
+  bool scroll_dragging_ = false;  // the current drag started on the scrollbar
+  bool scrubbing_ = false;        // the current drag started in the ruler
+  bool panned_ = false;           // the current press moved the view: not a click
+  float plot_width_px_ = 0;       // for zoom before the first draw
 };
 
 }  // namespace redlab::gui

@@ -779,7 +779,7 @@ TEST(TimelineView, ClickSelectsAndRulerDragScrubs) {
   for (size_t r = 0; r < lane(model, "A").rows.size(); r++)
     if (lane(model, "A").rows[r].label == "lock:job:42") hold_row = static_cast<int>(r);
   ASSERT_GE(hold_row, 0);
-  const float y = a.min.y + 3 + view.row_height_px * (static_cast<float>(hold_row) + 0.5f);
+  const float y = a.rows_y[hold_row] + a.row_h / 2;
   io.MousePos = ImVec2(view.x_of(5 * kSecondUs), y);
   imgui.frame([&] { view.draw(model, result.trace, ImVec2(0, 0)); });
   EXPECT_EQ(view.hovered_event, holds[0].begin_event);
