@@ -721,30 +721,7 @@ bool App::everything_shown() const {
 // ---- The checks' words ----
 
 CheckInfo App::check_info(const std::string& name) const {
-  CheckInfo info;
-  info.kind = model_.check_kind(name);
-  // The scenario's arguments of the check, when the trace is a run of this scenario: its
-  // numbers with the run's parameters (from the trace's meta).
-  if (!scenario_) return info;
-  const auto& meta = trace_.meta();
-  auto id = meta.find("scenario");
-  if (id == meta.end() || id->second != scenario_->id) return info;
-  scenario::Env env = [&meta](std::string_view param) -> std::optional<std::string> {
-    auto it = meta.find("param." + std::string(param));
-    if (it == meta.end()) return std::nullopt;
-    return it->second;
-  };
-  for (const scenario::CheckDef& c : scenario_->checks) {
-    if (c.name != name) continue;
-    if (info.kind.empty()) info.kind = c.check;
-    try {
-      for (const auto& [key, expr] : c.numbers) info.number[key] = expr.eval(env);
-      for (const auto& [key, text] : c.args) info.text[key] = text.eval(env);
-    } catch (const std::exception&) {
-      // A parameter the trace does not name: the facts are found without it.
-    }
-  }
-  return info;
+  return check_info_of(name, model_.index(), scenario_ ? &*scenario_ : nullptr);
 }
 
 void App::ensure_facts() {

@@ -882,7 +882,6 @@ void TimelineModel::consume(size_t index) {
   if (e.actor == "net") {
     if (k == K::clock_jump || k == K::server_restart) {
       std::string server(e.str_or(F::server));
-      if (k == K::server_restart) add(server_lane(server), 0, mark(ItemKind::restart));
       if (const int64_t* clock = e.num(F::clock_unix_ms)) b.clock[server] = {t, *clock};
       // Every live key of that server: a restart lost it; a jump moved its deadline (the
       // expiry is absolute on the server's clock), so its bar goes on from a new segment.
@@ -922,7 +921,8 @@ void TimelineModel::consume(size_t index) {
     } else if (fault == "stall") {
       lanes_[lane].bands.push_back(timed(ItemKind::pause, e.num_or(F::for_us, 0)));
     }
-    add(lane, 0, mark(ItemKind::fault));
+    // A restart is its own mark: everything the server held is gone from here on.
+    add(lane, 0, mark(fault == "restart" ? ItemKind::restart : ItemKind::fault));
     return;
   }
   // Pool statistics and the pool's own closes name the client process, not an actor.

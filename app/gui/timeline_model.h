@@ -50,7 +50,7 @@ enum class ItemKind : uint8_t {
   lost,       // mark: a message published while the subscriber was in a gap
   expired,    // mark: a key's TTL ran out on the server (key_expired)
   fault,      // mark: a fault, a server-side command, a script past its threshold
-  restart,    // mark: the server restarted (server_restart): its keys and scripts are gone
+  restart,    // mark: the server restarted (a restart fault): its keys and scripts are gone
   cut,        // mark: the server closed a client itself (client_cut: an output buffer limit)
   count_      // number of kinds (legend, tests)
 };

@@ -399,6 +399,33 @@ int64_t counted_until(const ViolationFacts& f, TimeUs horizon_us, bool largest) 
 
 }  // namespace
 
+CheckInfo check_info_of(const std::string& name, const TraceIndex& ix,
+                        const scenario::Scenario* scenario) {
+  CheckInfo info;
+  for (const TraceCheck& c : ix.checks())
+    if (c.name == name) info.kind = c.kind;
+  if (!scenario || !ix.trace()) return info;
+  const auto& meta = ix.trace()->meta();
+  auto id = meta.find("scenario");
+  if (id == meta.end() || id->second != scenario->id) return info;
+  scenario::Env env = [&meta](std::string_view param) -> std::optional<std::string> {
+    auto it = meta.find("param." + std::string(param));
+    if (it == meta.end()) return std::nullopt;
+    return it->second;
+  };
+  for (const scenario::CheckDef& c : scenario->checks) {
+    if (c.name != name) continue;
+    if (info.kind.empty()) info.kind = c.check;
+    try {
+      for (const auto& [key, expr] : c.numbers) info.number[key] = expr.eval(env);
+      for (const auto& [key, text] : c.args) info.text[key] = text.eval(env);
+    } catch (const std::exception&) {
+      // A parameter the trace does not name: the facts are found without it.
+    }
+  }
+  return info;
+}
+
 ViolationFacts violation_facts(const ViolationRegion& v, const CheckInfo& check,
                                const TraceIndex& ix) {
   ViolationFacts f;

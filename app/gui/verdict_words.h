@@ -26,6 +26,7 @@
 #include "app/gui/strings.h"
 #include "app/gui/timeline_model.h"
 #include "sim/core/trace_index.h"
+#include "sim/scenario/scenario.h"
 
 namespace redlab::gui {
 
@@ -36,6 +37,11 @@ struct CheckInfo {
   std::map<std::string, std::string> text;
   std::map<std::string, int64_t> number;
 };
+
+// The check a trace names `name`: its kind (the trace's check event), and when the trace is a
+// run of `scenario`, its arguments evaluated with the run's parameters (the trace's meta).
+CheckInfo check_info_of(const std::string& name, const TraceIndex& ix,
+                        const scenario::Scenario* scenario);
 
 struct ViolationFacts {
   enum class Form : uint8_t {

@@ -155,7 +155,7 @@ TEST(TimelineModel, TtlDoubleHolderHasTwoOverlappingHoldsAndTheViolation) {
   for (const auto& check : result.checks)
     for (const auto& violation : check.violations)
       judged.push_back(
-          {violation.from_us, violation.to_us, violation.who, violation.text, check.name});
+          {violation.from_us, violation.to_us, violation.who, violation.text, check.name, -1, {}});
   // Each region points back at its own violation event (the GUI selects it).
   for (size_t i = 0; i < judged.size() && i < model.violations().size(); i++) {
     const int64_t event = model.violations()[i].event;
@@ -611,6 +611,124 @@ TEST(TimelineModel, NextEventAfterStepsThroughDistinctTimes) {
     }
   EXPECT_FALSE(model.next_event_after(model.end_us()).has_value());
   EXPECT_EQ(model.first_event_after(model.end_us()), result.trace.size());
+}
+
+// ---- Honest drawing: what recovered, what the server did, what went in wrong ----
+
+scenario::RunResult run_file(const std::string& path) {
+  return scenario::run_scenario(scenario::load_scenario_file(path), scenario::RunOptions{});
+}
+
+// An error the client got over is not a failure: Script.Run's EVALSHA answered NOSCRIPT and it
+// fell back to EVAL; a read that timed out was retried within its call and succeeded. An error
+// whose call failed stays a failure.
+TEST(TimelineModel, RecoveredErrorsAreNotFailures) {
+  // A runs a script before and after a restart: both EVALSHAs answer NOSCRIPT (a fresh server
+  // has no scripts), both EVALs succeed.
+  scenario::RunResult events =
+      run_file(REDLAB_SOURCE_DIR "/tests/gui/scenarios/server-events.json");
+  TimelineModel model = build(events.trace);
+  int evalsha = 0, eval = 0;
+  for (const Item& item : items_of(lane(model, "A"), ItemKind::command)) {
+    const auto* argv = events.trace.events()[size_t(item.begin_event)].list(F::argv);
+    ASSERT_NE(argv, nullptr);
+    if ((*argv)[0] == "EVALSHA") {
+      evalsha++;
+      EXPECT_TRUE(item.flags & kItemErrorReply);
+      EXPECT_TRUE(item.flags & kItemRecovered) << "a NOSCRIPT that fell back to EVAL";
+    } else if ((*argv)[0] == "EVAL") {
+      eval++;
+      EXPECT_FALSE(item.flags & (kItemErrorReply | kItemRecovered));
+    }
+  }
+  EXPECT_EQ(evalsha, 2);
+  EXPECT_EQ(eval, 2);
+
+  // handler3's read times out once while DEBUG SLEEP holds the server; the call retries it and
+  // gets its reply: its timeout mark and the timed-out command are recovered.
+  scenario::RunResult retried =
+      run("pool-exhaustion", {{"blocking", "dedicated-client"}, {"server", "slow"}});
+  TimelineModel retried_model = build(retried.trace);
+  const Lane& handler3 = lane(retried_model, "handler3");
+  int timeouts = 0;
+  for (const Item& mark : items_of(handler3, ItemKind::error))
+    if (retried.trace.events()[size_t(mark.begin_event)].kind == "read_timeout") {
+      timeouts++;
+      EXPECT_TRUE(mark.flags & kItemRecovered);
+    }
+  EXPECT_EQ(timeouts, 1);
+  int recovered_commands = 0;
+  for (const Item& item : items_of(handler3, ItemKind::command))
+    if (item.flags & kItemRecovered) recovered_commands++;
+  EXPECT_EQ(recovered_commands, 1);
+
+  // The report's read times out on the shared, drained client and its call fails: a failure.
+  scenario::RunResult failed =
+      run("pool-exhaustion", {{"blocking", "shared-client"}, {"server", "slow"}});
+  TimelineModel failed_model = build(failed.trace);
+  int failures = 0;
+  for (const Item& mark : items_of(lane(failed_model, "report"), ItemKind::error))
+    if (failed.trace.events()[size_t(mark.begin_event)].kind == "read_timeout") {
+      failures++;
+      EXPECT_FALSE(mark.flags & kItemRecovered);
+    }
+  EXPECT_EQ(failures, 1);
+}
+
+// The server's own events on its lane: a restart (its keys and scripts gone) and a slow
+// subscriber cut at its output buffer limit, each its own mark at its moment.
+TEST(TimelineModel, RestartAndClientCutAreMarkedOnTheServerLane) {
+  scenario::RunResult result =
+      run_file(REDLAB_SOURCE_DIR "/tests/gui/scenarios/server-events.json");
+  TimelineModel model = build(result.trace);
+  const Lane& redis = lane(model, "redis");
+  std::vector<Item> restarts = items_of(redis, ItemKind::restart);
+  ASSERT_EQ(restarts.size(), 1u);
+  EXPECT_EQ(restarts[0].from_us, 1 * kSecondUs);
+  EXPECT_TRUE(items_of(redis, ItemKind::fault).empty()) << "the restart is not a generic fault";
+  std::vector<Item> cuts = items_of(redis, ItemKind::cut);
+  ASSERT_EQ(cuts.size(), 1u);
+  const TraceEvent& cut = result.trace.events()[size_t(cuts[0].begin_event)];
+  EXPECT_EQ(cut.kind, "client_cut");
+  EXPECT_EQ(model.index().connection_actor(cut.connection), "sub");
+  EXPECT_LT(cuts[0].from_us, restarts[0].from_us);
+}
+
+// forged-fence with a database that checks nothing: A's write with fence 33 after B's 34 is
+// accepted. The accept is marked stale (as no_stale_write judges it), and the violation names
+// the resource lane, where the wrong write went in.
+TEST(TimelineModel, AStaleWriteAcceptedIsMarkedAndItsViolationIsOnTheResourceLane) {
+  scenario::RunResult result = run("forged-fence", {{"resource", "no-check"}});
+  TimelineModel model = build(result.trace);
+  const int db = model.lane_index("db");
+  ASSERT_GE(db, 0);
+  std::vector<std::pair<std::string, bool>> accepts;  // writer, stale
+  for (const Item& item : items_of(lane(model, "db"), ItemKind::accept))
+    accepts.push_back(
+        {result.trace.events()[size_t(item.begin_event)].actor, (item.flags & kItemStale) != 0});
+  EXPECT_EQ(accepts,
+            (std::vector<std::pair<std::string, bool>>{{"B", false}, {"B", false}, {"A", true}}));
+  bool stale_violation = false;
+  for (const ViolationRegion& v : model.violations()) {
+    if (model.check_kind(v.check) == "no_stale_write") {
+      stale_violation = true;
+      EXPECT_EQ(v.resource_lanes, std::vector<int32_t>{db});
+    } else {
+      EXPECT_TRUE(v.resource_lanes.empty()) << v.check;
+    }
+  }
+  EXPECT_TRUE(stale_violation);
+
+  // With M's forged fence 99 accepted first, B's genuine 34 is stale too; M's is not stale
+  // (it is the highest), it is forged: another check.
+  scenario::RunResult forged = run("forged-fence", {{"resource", "no-check"}, {"token", "forged"}});
+  TimelineModel forged_model = build(forged.trace);
+  accepts.clear();
+  for (const Item& item : items_of(lane(forged_model, "db"), ItemKind::accept))
+    accepts.push_back(
+        {forged.trace.events()[size_t(item.begin_event)].actor, (item.flags & kItemStale) != 0});
+  EXPECT_EQ(accepts, (std::vector<std::pair<std::string, bool>>{
+                         {"B", false}, {"M", false}, {"B", true}, {"A", true}}));
 }
 
 // ---- The view, headless ----
