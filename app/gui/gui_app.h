@@ -469,6 +469,11 @@ class Host {
   bool keep_pixels = false;
   const std::vector<uint8_t>& last_pixels() const { return last_pixels_; }
   bool font_loaded() const { return font_loaded_; }
+  // Every text ImGui's widgets rendered in the last frame (ImGui's log, tree nodes left as
+  // they are), when capture_text is on (tests). ImGui ends its log at the End() of every
+  // top-level window, so a window begun after the main one calls resume_text_capture().
+  bool capture_text = false;
+  const std::string& captured_text() const { return captured_text_; }
   // The scale the type is rasterised at now (UI scale times the window's DPI scale).
   float fonts_scale() const { return fonts_scale_; }
 
@@ -484,9 +489,14 @@ class Host {
   std::string screenshot_path_;
   std::string screenshot_error_;
   std::vector<uint8_t> last_pixels_;
+  std::string captured_text_;
   bool font_loaded_ = false;
   ImFont* large_font_ = nullptr;
 };
+
+// Inside a top-level window begun after the main one (the keys' list): its text goes to the
+// host's capture too, when one is on.
+void resume_text_capture();
 
 // The projector-friendly light look.
 void apply_light_style(float font_px);

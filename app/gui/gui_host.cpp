@@ -98,7 +98,16 @@ std::vector<KeyPress> pressed_keys() {
   return keys;
 }
 
+// The clipboard while a host captures the text of its frame.
+void append_captured(void* text, const char* part) {
+  static_cast<std::string*>(text)->append(part).append("\n");
+}
+
 }  // namespace
+
+void resume_text_capture() {
+  if (ImGui::GetIO().SetClipboardTextFn == &append_captured) ImGui::LogToClipboard(0);
+}
 
 void apply_light_style(float font_px) {
   ImGui::StyleColorsLight();
@@ -305,7 +314,22 @@ bool Host::frame(App& app, const FrameInput* input) {
   app.set_keys(input ? input->keys : pressed_keys());
   app.set_large_font(large_font_);
   app.set_base_font_px(font_px_ * content_scale_);
+  // ImGui's log to the "clipboard" flushes each top-level window's text at its End(); while
+  // capturing, the clipboard is this host's captured text (depth 0: no tree node is opened).
+  const auto set_clipboard = io.SetClipboardTextFn;
+  void* const clipboard_data = io.ClipboardUserData;
+  if (capture_text) {
+    captured_text_.clear();
+    io.SetClipboardTextFn = &append_captured;
+    io.ClipboardUserData = &captured_text_;
+    ImGui::LogToClipboard(0);
+  }
   app.frame(io.DeltaTime);
+  if (capture_text) {
+    ImGui::LogFinish();
+    io.SetClipboardTextFn = set_clipboard;
+    io.ClipboardUserData = clipboard_data;
+  }
   ImGui::Render();
 
   const int fb_w = framebuffer_width(), fb_h = framebuffer_height();

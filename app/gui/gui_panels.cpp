@@ -728,6 +728,7 @@ void App::draw_help() {
                        ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove |
                        ImGuiWindowFlags_NoScrollbar)) {
     record_window("help");
+    resume_text_capture();
     if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
       for (const auto& [key, what] : keys_help(L)) {
         ImGui::TableNextRow();
@@ -783,12 +784,12 @@ void App::draw_selected_event() {
   ImGui::PushTextWrapPos(0);
   if (e.kind == "violation") {
     // Written when the run ended; what matters is the span it covers.
-    ImGui::TextColored(
-        kViolatedColour, "%s",
-        trf(S::violated_from_to, L,
-            {std::string(e.str_or(F::check)), seconds_words(e.num_or(F::from_us, e.time_us), L),
-             seconds_words(e.num_or(F::to_us, e.time_us), L)})
-            .c_str());
+    ImGui::TextColored(kViolatedColour, "%s",
+                       trf(S::violated_from_to, L,
+                           {title_of(std::string(e.str_or(F::check))),
+                            seconds_words(e.num_or(F::from_us, e.time_us), L),
+                            seconds_words(e.num_or(F::to_us, e.time_us), L)})
+                           .c_str());
     for (size_t i = 0; i < model_.violations().size(); i++)
       if (model_.violations()[i].event == index)
         ImGui::TextUnformatted(words_of(i, kTimeNeverUs).sentence.c_str());

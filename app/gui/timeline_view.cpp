@@ -427,6 +427,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   rec.lanes.clear();
   rec.groups.clear();
   rec.labels.clear();
+  rec.texts.clear();
   rec.latest_from_us = -1;
   auto drawn_from = [&](TimeUs t) { rec.latest_from_us = std::max(rec.latest_from_us, t); };
 
@@ -988,6 +989,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         const float right = room_from(band, left, std::min(x1, plot_x1) - 4);
         if (right - left < kLabelMinWidthPx * 0.5f) return;
         ImVec4 clip(left, y0, right, y1);
+        if (record_texts)
+          rec.texts.emplace_back(std::string(text.data(), std::min<size_t>(text.size(), 200)));
         dl->AddText(nullptr, 0, ImVec2(left, ym - line_h * 0.5f), colour, text.data(),
                     text.data() + std::min<size_t>(text.size(), 200), 0, &clip);
         take(band, left, right, text);
@@ -1112,6 +1115,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
               // About something that has happened: not cut at the horizon.
               dl->PushClipRect(ImVec2(plot_x0, l.clip_top), ImVec2(plot_x1 + 2, l.clip_bottom),
                                false);
+              if (record_texts) rec.texts.emplace_back(shown_words);
               dl->AddText(ImVec2(left, ym - line_h * 0.5f), words_colour, shown_words.c_str());
               dl->PopClipRect();
               take(band, left, left + ImGui::CalcTextSize(shown_words.c_str()).x + 2, shown_words);
@@ -1249,9 +1253,11 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     // Hatched, so it reads as "stopped" in grey scale too, not only by its colour.
     hatch(dl, ImVec2(x0, top), ImVec2(x1, bottom), palette.pause_hatch, 8 * scale, 1.0f * scale);
     const ImVec2 size = ImGui::CalcTextSize(paused_word);
-    if (x1 - x0 > size.x + 8 * scale)
+    if (x1 - x0 > size.x + 8 * scale) {
+      if (record_texts) rec.texts.emplace_back(paused_word);
       dl->AddText(ImVec2(x0 + 4 * scale, top + (bottom - top - size.y) * 0.5f), palette.pause_text,
                   paused_word);
+    }
   }
 
   // ---- Arrows: publisher -> each receiver, or -> a lost mark ----
@@ -1334,6 +1340,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         // The label is about something that has begun: it is not cut at the horizon.
         dl->PushClipRect(ImVec2(plot_x0, l.clip_top), ImVec2(plot_x1 + 2, l.clip_bottom), false);
         dl->AddRectFilled(p.a, p.b, palette.violation_border, 2 * scale);
+        if (record_texts) rec.texts.emplace_back(p.label);
         dl->AddText(ImVec2(p.a.x + pad_px, p.a.y + (p.b.y - p.a.y - line_h) * 0.5f),
                     palette.marker_text, p.label.c_str());
         if (selected_event >= 0 && v.event == selected_event)
@@ -1389,6 +1396,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
                        float clip_bottom, ImU32 colour) {
     const std::string shown_text = elided(text, right - at.x);
     ImVec4 clip(at.x, clip_top, right + 1, clip_bottom);
+    if (record_texts) rec.texts.emplace_back(shown_text);
     dl->AddText(nullptr, 0, at, colour, shown_text.c_str(), nullptr, 0, &clip);
     if (hovered && shown_text != text && mouse.x >= at.x && mouse.x <= right && mouse.y >= at.y &&
         mouse.y < at.y + line_h && mouse.y >= clip_top && mouse.y < clip_bottom)
@@ -1433,6 +1441,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       const float cx = plot_x0 + 6;
       const float right = room_from(l.band0, cx, cx + cw);
       if (right >= cx + cw) {
+        if (record_texts) rec.texts.emplace_back(caption);
         dl->AddText(ImVec2(cx, l.row_y[0] + (l.row_h - line_h) * 0.5f),
                     with_alpha(palette.label_text, 200), caption);
         take(l.band0, cx, cx + cw, caption);
@@ -1447,6 +1456,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         float w = ImGui::CalcTextSize(text.c_str()).x;
         ImVec4 clip(origin.x, std::max(y, l.clip_top), plot_x0 - 2,
                     std::min(y + l.row_h, l.clip_bottom));
+        if (record_texts) rec.texts.emplace_back(text);
         dl->AddText(nullptr, 0, ImVec2(plot_x0 - 4 - w, y + (l.row_h - line_h) * 0.5f),
                     with_alpha(palette.label_text, 160), text.c_str(), nullptr, 0, &clip);
       }
@@ -1493,8 +1503,10 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       dl->AddLine(ImVec2(x, lanes_y0), ImVec2(x, lanes_y1), with_alpha(palette.ruler_tick, 30));
       std::string text = ruler_words(t, lang);
       const float w = ImGui::CalcTextSize(text.c_str()).x;
-      if (!under_next(x + 2, x + 2 + w) && x + 2 + w <= area_max.x)
+      if (!under_next(x + 2, x + 2 + w) && x + 2 + w <= area_max.x) {
+        if (record_texts) rec.texts.emplace_back(text);
         dl->AddText(ImVec2(x + 2, origin.y + 2), palette.label_text, text.c_str());
+      }
     }
     for (const Note& note : model.notes()) {
       if (note.time_us < from_us || note.time_us > cull_to_us) continue;
@@ -1507,9 +1519,11 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         hover_note = &note;
     }
   }
-  if (next_shown)
+  if (next_shown) {
+    if (record_texts) rec.texts.emplace_back(next_text);
     dl->AddText(ImVec2(next_x, origin.y + (ruler_height_px - next_size.y) * 0.5f),
                 palette.future_text, next_text);
+  }
   if (playhead_us >= from_us && playhead_us <= to_us) {
     float x = xf(playhead_us);
     dl->AddLine(ImVec2(x, origin.y), ImVec2(x, lanes_y1), palette.playhead, 2 * scale);
@@ -1624,6 +1638,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
         }
       }
       const float text_x = x + swatch_px + 4 + (k == kShownRecovered ? 12 * scale : 0);
+      if (record_texts) rec.texts.emplace_back(name);
       dl->AddText(ImVec2(text_x, y), palette.label_text, name);
       const float entry_w = w + (k == kShownRecovered ? 12 * scale : 0);
       rec.legend.push_back({name, ImVec2(x, y), ImVec2(x + entry_w, y + line_h)});

@@ -154,6 +154,9 @@ struct DrawRecord {
     std::string text;
   };
   std::vector<Label> labels;
+  // Every text drawn on the timeline (names, labels, the ruler, the legend), when
+  // TimelineView::record_texts is on (tests: no English word on a Russian screen).
+  std::vector<std::string> texts;
   // The actor lanes scroll when they do not fit; the server and resource lanes stay.
   float scroll_px = 0, scroll_max_px = 0;
   ImVec2 actors_min, actors_max;  // the scrolling region
@@ -213,6 +216,7 @@ struct TimelineView {
   float fold_px = 3;  // items narrower than this fold into one counted mark
   float scale = 1;    // marks, lines and markers grow with it (large type)
   bool show_legend = true;
+  bool record_texts = false;  // keep every text drawn in last_draw.texts (tests)
   // The narrowest range a zoom may reach, and the margin fit() leaves around the trace.
   TimeUs min_range_us = 10;
 

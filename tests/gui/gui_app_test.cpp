@@ -17,6 +17,7 @@
 #include "app/gui/gui_app.h"
 #include "sim/scenario/engine.h"
 #include "sim/scenario/scenario.h"
+#include "tests/gui/english_words.h"
 
 namespace redlab::gui {
 namespace {
@@ -635,7 +636,9 @@ TEST_F(GuiApp, NoViolationBeforeItsMomentInEveryCoreScenarioThenItIsDrawnAndRepo
     ASSERT_FALSE(first.who.empty());
     for (const std::string& who : first.who)
       for (const DrawRecord::LaneRect& l : d.lanes)
-        if (l.name == who && l.max.y > l.min.y) EXPECT_TRUE(lanes_marked.count(who)) << who;
+        if (l.name == who && l.max.y > l.min.y) {
+          EXPECT_TRUE(lanes_marked.count(who)) << who;
+        }
     EXPECT_TRUE(lanes_marked.count(first.who.front())) << first.who.front();
     for (const std::string& server : app->model().servers())
       EXPECT_TRUE(lanes_marked.count(server)) << server;
@@ -1066,6 +1069,84 @@ TEST_F(GuiApp, KeysAreNotCommandsWhileTypingInAField) {
   EXPECT_EQ(app->playhead_us(), 0);
   EXPECT_FALSE(app->reveal());
   EXPECT_FALSE(app->presenter());
+}
+
+// ---- Every word in the chosen language ----
+
+// The words a Russian or Czech screen may hold in Latin letters: the run's identifiers
+// (actors, servers, keys, locks, channels, commands), the scenario's id, and whatever the
+// scenario's own texts in that language use (its authors' words, e.g. "watchdog").
+std::set<std::string> allowed_words(const App& app, const std::string& lang) {
+  std::set<std::string> out;
+  auto add = [&](std::string_view text) {
+    for (std::string& w : test_words::ascii_words(text)) out.insert(w);
+  };
+  for (const TraceEvent& e : app.trace().events()) {
+    add(e.actor);
+    for (F f : {F::lock, F::key, F::channel, F::resource, F::server, F::group, F::cmd, F::message,
+                F::value, F::reply, F::error})
+      if (const std::string* v = e.str(f)) add(*v);
+    if (const auto* argv = e.list(F::argv))
+      for (const std::string& a : *argv) add(a);
+    if (e.kind == "narration" || e.kind == "note") add(e.text);
+  }
+  if (const scenario::Scenario* sc = app.scenario()) {
+    add(sc->id);
+    add(sc->title.get(lang));
+    add(sc->story.get(lang));
+    for (const auto& p : sc->params) add(p.label.get(lang));
+    for (const auto& v : sc->variants) {
+      add(v.label.get(lang));
+      for (const auto& [value, label] : v.value_labels) add(label.get(lang));
+    }
+  }
+  for (const ScenarioEntry& e : app.library()) add(e.title.get(lang));
+  return out;
+}
+
+// Everything on screen in Russian and in Czech, in each core scenario at its moment of failure,
+// at the end, in presenter mode with the keys' list open: no English word of the GUI's own
+// (every text ImGui's widgets rendered, and every text drawn on the timeline).
+TEST_F(GuiApp, RussianAndCzechScreensHaveNoEnglishLeft) {
+  host->capture_text = true;
+  for (const char* lang_code_text : {"ru", "cs"}) {
+    const Lang lang = lang_of(lang_code_text);
+    for (const char* id : kCoreScenarios) {
+      SCOPED_TRACE(std::string(lang_code_text) + " " + id);
+      app->set_lang(lang_code_text);
+      open_and_run_to_end(id);
+      app->view().record_texts = true;
+      const std::set<std::string> allowed = allowed_words(*app, lang_code_text);
+      auto screen_leaks = [&](const char* where) {
+        frames(2);
+        std::string all = host->captured_text();
+        for (const std::string& t : app->view().last_draw.texts) all += "\n" + t;
+        EXPECT_GT(all.size(), 100u) << where;  // the capture works
+        EXPECT_EQ(test_words::english_leaks(all, lang, allowed), std::vector<std::string>{})
+            << where << ":\n"
+            << all;
+      };
+      screen_leaks("at the end");
+      const auto violations = by_start(app->model());
+      ASSERT_FALSE(violations.empty());
+      app->jump_to_violation(size_t(violations.front() - app->model().violations().data()));
+      screen_leaks("at the moment of failure");
+      app->set_presenter(true);
+      press(Key::h);
+      screen_leaks("presenter mode, the keys' list");
+      press(Key::h);
+      app->set_presenter(false);
+    }
+  }
+  host->capture_text = false;
+  // The detector sees an English screen as English.
+  app->set_lang("en");
+  open_and_run_to_end("ttl-double-holder");
+  host->capture_text = true;
+  frames(2);
+  EXPECT_FALSE(test_words::english_leaks(host->captured_text(), Lang::ru, {}).empty())
+      << host->captured_text();
+  host->capture_text = false;
 }
 
 // Settings need no window.

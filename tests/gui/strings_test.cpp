@@ -1,0 +1,244 @@
+// The GUI's one catalogue (strings.h): every entry in English, Russian and Czech with the same
+// arguments and the right plural forms; plurals and times in each language's words; and the
+// checks' verdicts put in words from the trace's facts (verdict_words.h): for every violation of
+// every variant of every core scenario, the English words made from the facts are the check's
+// own text (so the facts are the check's), and the Russian and Czech words use no English.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "app/gui/strings.h"
+#include "app/gui/timeline_model.h"
+#include "app/gui/verdict_words.h"
+#include "sim/scenario/engine.h"
+#include "sim/scenario/scenario.h"
+#include "tests/gui/english_words.h"
+
+namespace redlab::gui {
+namespace {
+
+using test_words::english_leaks;
+
+std::set<std::string> placeholders(std::string_view text) {
+  std::set<std::string> out;
+  for (size_t i = 0; i + 2 < text.size(); i++)
+    if (text[i] == '{' && text[i + 1] >= '0' && text[i + 1] <= '9' && text[i + 2] == '}')
+      out.insert(std::string(text.substr(i, 3)));
+  return out;
+}
+
+size_t forms(std::string_view text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '|')) + 1;
+}
+
+TEST(Strings, EveryEntryInEveryLanguageWithTheSameArgumentsAndItsPluralForms) {
+  // Entries that read the same in another language on purpose (units, technical names).
+  const std::set<std::string> same_ok = {
+      "menu_backend", "col_ttl",    "unit_ms",        "group_label",           "n_keys",
+      "key_up_down",  "key_right",  "key_left",       "word_not_judged",       "backend_shown",
+      "unit_s",       "in_use_now", "legend_restart", "file_export_chrome_tip"};
+  for (size_t i = 0; i < kStringCount; i++) {
+    const S id = static_cast<S>(i);
+    SCOPED_TRACE(string_id_name(id));
+    const std::string_view en = tr(id, Lang::en);
+    ASSERT_FALSE(en.empty());
+    for (Lang lang : {Lang::ru, Lang::cs}) {
+      const std::string_view other = tr(id, lang);
+      EXPECT_FALSE(other.empty()) << lang_code(lang);
+      EXPECT_EQ(placeholders(other), placeholders(en)) << lang_code(lang) << ": " << other;
+      // English has one|many; Russian and Czech one|few|many.
+      if (forms(en) > 1) {
+        EXPECT_EQ(forms(en), 2u);
+        EXPECT_EQ(forms(other), 3u) << lang_code(lang) << ": " << other;
+      } else {
+        EXPECT_EQ(forms(other), 1u) << lang_code(lang) << ": " << other;
+      }
+      // A translation that is the English word for word was forgotten (unless it is a name).
+      const bool letters =
+          std::any_of(en.begin(), en.end(), [](char c) { return std::isalpha(c); });
+      if (letters && !same_ok.count(string_id_name(id)) && forms(en) == 1 && en.size() > 3) {
+        EXPECT_NE(other, en) << lang_code(lang);
+      }
+    }
+  }
+}
+
+TEST(Strings, PluralsAndTimesInEachLanguage) {
+  EXPECT_EQ(plural(1, S::messages, Lang::en), "1 message");
+  EXPECT_EQ(plural(21, S::messages, Lang::en), "21 messages");
+  EXPECT_EQ(plural(1, S::messages, Lang::ru), "1 сообщение");
+  EXPECT_EQ(plural(3, S::messages, Lang::ru), "3 сообщения");
+  EXPECT_EQ(plural(5, S::messages, Lang::ru), "5 сообщений");
+  EXPECT_EQ(plural(11, S::messages, Lang::ru), "11 сообщений");
+  EXPECT_EQ(plural(21, S::messages, Lang::ru), "21 сообщение");
+  EXPECT_EQ(plural(22, S::messages, Lang::ru), "22 сообщения");
+  EXPECT_EQ(plural(112, S::messages, Lang::ru), "112 сообщений");
+  EXPECT_EQ(plural(1, S::messages, Lang::cs), "1 zprávu");
+  EXPECT_EQ(plural(4, S::messages, Lang::cs), "4 zprávy");
+  EXPECT_EQ(plural(5, S::messages, Lang::cs), "5 zpráv");
+  EXPECT_EQ(plural(21, S::messages, Lang::cs), "21 zpráv");
+  // The words of `redlab show` in English, the decimal comma and the units elsewhere.
+  for (TimeUs t : {TimeUs(0), TimeUs(999), TimeUs(41'664), TimeUs(999'999), TimeUs(1'000'000),
+                   TimeUs(10'081'336), TimeUs(17'004'320), TimeUs(-2'500'000)})
+    EXPECT_EQ(time_words(t, Lang::en), scenario::format_time(t)) << t;
+  EXPECT_EQ(time_words(12'500'000, Lang::ru), "12,5 с");
+  EXPECT_EQ(time_words(41'664, Lang::ru), "41 мс");
+  EXPECT_EQ(time_words(12'500'000, Lang::cs), "12,5 s");
+  EXPECT_EQ(seconds_words(10'081'336, Lang::ru), "10,081 с");
+  EXPECT_EQ(ruler_words(250'000, Lang::cs), "250 ms");
+  EXPECT_EQ(ruler_words(1'500'000, Lang::ru), "1,500 с");
+  EXPECT_EQ(names_words({"A", "B", "C"}, Lang::en), "A, B and C");
+  EXPECT_EQ(names_words({"A", "B"}, Lang::ru), "A и B");
+  EXPECT_EQ(trf(S::v_stale_label, Lang::en, {"33", "34"}), "stale write accepted: fence 33 < 34");
+}
+
+// ---- The checks' verdicts in words ----
+
+const char* kCoreScenarios[] = {"ttl-double-holder", "forged-fence", "pubsub-reconnect-loss",
+                                "pool-exhaustion", "watch-retry-storm"};
+
+scenario::Scenario load(const std::string& id) {
+  return scenario::load_scenario_file(REDLAB_SOURCE_DIR "/scenarios/" + id + ".json");
+}
+
+// Every combination of the scenario's variants.
+std::vector<std::map<std::string, std::string>> every_variant(const scenario::Scenario& sc) {
+  std::vector<std::map<std::string, std::string>> out{{}};
+  for (const scenario::Variant& v : sc.variants) {
+    std::vector<std::map<std::string, std::string>> next;
+    for (const auto& partial : out)
+      for (const std::string& value : v.values) {
+        auto one = partial;
+        one[v.name] = value;
+        next.push_back(one);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// The names a sentence may say in any language: actors, servers, resources, keys, locks,
+// channels, commands, checks.
+std::set<std::string> identifiers(const Trace& trace) {
+  std::set<std::string> out;
+  auto add = [&](std::string_view text) {
+    for (std::string& w : test_words::ascii_words(text)) out.insert(w);
+  };
+  for (const TraceEvent& e : trace.events()) {
+    add(e.actor);
+    for (F f : {F::lock, F::key, F::channel, F::resource, F::server, F::group, F::cmd, F::message,
+                F::check})
+      if (const std::string* s = e.str(f)) add(*s);
+    if (const auto* argv = e.list(F::argv); argv && !argv->empty()) add((*argv)[0]);
+  }
+  for (const char* command : {"PUBLISH", "EXEC", "DEL", "EVAL", "EVALSHA", "KEYS", "WATCH"})
+    out.insert(command);
+  return out;
+}
+
+// What the toolbar, the presenter's line and the variant menus show of a core scenario: each
+// parameter's and variant's label and each variant value's words, in Russian and Czech too (a
+// value without its words is shown as it is: "off" on a Russian screen).
+TEST(Strings, EveryCoreScenarioNamesItsParametersAndVariantValuesInEachLanguage) {
+  for (const char* id : kCoreScenarios) {
+    SCOPED_TRACE(id);
+    const scenario::Scenario sc = load(id);
+    auto has_every_language = [](const scenario::Text& t) {
+      return t.by_lang.count("en") && t.by_lang.count("ru") && t.by_lang.count("cs");
+    };
+    for (const auto& p : sc.params) EXPECT_TRUE(has_every_language(p.label)) << p.name;
+    for (const scenario::Variant& v : sc.variants) {
+      EXPECT_TRUE(has_every_language(v.label)) << v.name;
+      for (const std::string& value : v.values) {
+        auto it = v.value_labels.find(value);
+        ASSERT_NE(it, v.value_labels.end()) << v.name << "=" << value;
+        EXPECT_TRUE(has_every_language(it->second)) << v.name << "=" << value;
+      }
+    }
+  }
+}
+
+TEST(VerdictWords, EveryViolationOfEveryCoreVariantInEachLanguageFromTheTracesFacts) {
+  // The detector itself: English words of the catalogue are caught, identifiers are not.
+  ASSERT_EQ(english_leaks("stale write accepted: fence 33 < 34", Lang::ru, {}),
+            (std::vector<std::string>{"stale", "write", "accepted", "fence"}));
+  ASSERT_TRUE(english_leaks("принята запись: lock:job:42", Lang::ru, {"lock", "job"}).empty());
+  size_t violations = 0, checks = 0;
+  std::set<int> forms_seen;
+  for (const char* id : kCoreScenarios) {
+    const scenario::Scenario sc = load(id);
+    for (const auto& variant : every_variant(sc)) {
+      std::string name = id;
+      for (const auto& [k, v] : variant) name += " " + k + "=" + v;
+      SCOPED_TRACE(name);
+      scenario::RunOptions options;
+      options.variant = variant;
+      const scenario::RunResult result = scenario::run_scenario(sc, options);
+      TimelineModel model;
+      model.update(result.trace);
+      const std::set<std::string> allowed = identifiers(result.trace);
+      std::map<std::string,
+               std::pair<std::vector<const ViolationRegion*>, std::vector<ViolationFacts>>>
+          by_check;
+      for (size_t i : model.violations_by_start()) {
+        const ViolationRegion& v = model.violations()[i];
+        SCOPED_TRACE(v.text);
+        violations++;
+        const CheckInfo info = check_info_of(v.check, model.index(), &sc);
+        ASSERT_FALSE(info.kind.empty());
+        const ViolationFacts facts = violation_facts(v, info, model.index());
+        ASSERT_NE(facts.form, ViolationFacts::Form::generic) << "no facts for " << info.kind;
+        forms_seen.insert(int(facts.form));
+        // The facts are the check's: its own sentence, word for word.
+        EXPECT_EQ(violation_words(v, facts, kTimeNeverUs, Lang::en).sentence, v.text);
+        for (Lang lang : {Lang::ru, Lang::cs}) {
+          const ViolationWords w = violation_words(v, facts, kTimeNeverUs, lang);
+          EXPECT_NE(w.sentence, v.text);
+          EXPECT_EQ(english_leaks(w.sentence, lang, allowed), std::vector<std::string>{})
+              << w.sentence;
+          EXPECT_EQ(english_leaks(w.label, lang, allowed), std::vector<std::string>{}) << w.label;
+        }
+        // Still going: its end is not told.
+        if (v.to_us > v.from_us &&
+            time_words(v.to_us, Lang::en) != time_words(v.from_us, Lang::en)) {
+          const TimeUs mid = (v.from_us + v.to_us) / 2;
+          for (Lang lang : {Lang::en, Lang::ru, Lang::cs}) {
+            const ViolationWords w = violation_words(v, facts, mid, lang);
+            EXPECT_EQ(w.sentence.find(time_words(v.to_us, lang)), std::string::npos) << w.sentence;
+            EXPECT_EQ(w.label.find(time_words(v.to_us, lang)), std::string::npos) << w.label;
+          }
+        }
+        by_check[v.check].first.push_back(&v);
+        by_check[v.check].second.push_back(facts);
+      }
+      // Each check's summary: the check's own in English; its words in Russian and Czech.
+      for (const TraceCheck& c : model.index().checks()) {
+        checks++;
+        const CheckInfo info = check_info_of(c.name, model.index(), &sc);
+        const auto& [regions, facts] = by_check[c.name];
+        std::vector<const ViolationFacts*> facts_of;
+        for (const ViolationFacts& f : facts) facts_of.push_back(&f);
+        EXPECT_EQ(check_summary_words(c, info, regions, facts_of, model.index(), Lang::en),
+                  c.summary);
+        for (Lang lang : {Lang::ru, Lang::cs}) {
+          const std::string words =
+              check_summary_words(c, info, regions, facts_of, model.index(), lang);
+          EXPECT_NE(words, c.summary) << c.name;
+          EXPECT_EQ(english_leaks(words, lang, allowed), std::vector<std::string>{}) << words;
+          const std::string title = check_title(c.name, info.kind, lang);
+          EXPECT_NE(title, c.name);
+          EXPECT_EQ(english_leaks(title, lang, allowed), std::vector<std::string>{}) << title;
+        }
+      }
+    }
+  }
+  // What the core scenarios exercise: enough to mean something.
+  EXPECT_GE(violations, 55u);
+  EXPECT_GE(checks, 90u);
+  EXPECT_GE(forms_seen.size(), 10u);
+}
+
+}  // namespace
+}  // namespace redlab::gui
