@@ -1149,6 +1149,247 @@ TEST_F(GuiApp, RussianAndCzechScreensHaveNoEnglishLeft) {
   host->capture_text = false;
 }
 
+// ---- Lanes: folded, scrolled, the server and resources always in view ----
+
+TEST_F(GuiApp, ManyActorsFoldAndScrollWhileTheServerLaneStaysInView) {
+  open_and_run_to_end("watch-retry-storm");  // 20 buyers
+  frames(2);
+  const DrawRecord& d = app->view().last_draw;
+  auto lane_rect = [&](const std::string& name) -> const DrawRecord::LaneRect* {
+    for (const auto& l : d.lanes)
+      if (l.name == name) return &l;
+    return nullptr;
+  };
+  // The buyers are one group; they do not all fit: each folds onto a row, then they scroll.
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_EQ(d.groups[0].name, "buyer");
+  EXPECT_EQ(d.groups[0].members, 20);
+  EXPECT_GT(d.scroll_max_px, 0);
+  for (int i = 1; i <= 20; i++) {
+    const auto* l = lane_rect("buyer" + std::to_string(i));
+    ASSERT_NE(l, nullptr);
+    EXPECT_TRUE(l->folded);
+    EXPECT_EQ(l->group, "buyer");
+  }
+  const auto* redis = lane_rect("redis");
+  ASSERT_NE(redis, nullptr);
+  EXPECT_TRUE(redis->pinned);
+  const ImVec2 redis_min = redis->min, redis_max = redis->max;
+  EXPECT_GT(redis_max.y - redis_min.y, 10);
+  EXPECT_LE(redis_max.y, d.area_max.y);
+  EXPECT_GE(redis_min.y, d.actors_max.y);
+  // The wheel over the names scrolls the buyers; the server lane does not move.
+  const float before = d.scroll_px;
+  const ImVec2 names((d.names_min.x + d.names_max.x) / 2, (d.actors_min.y + d.actors_max.y) / 2);
+  wheel(names, -3);
+  frames(1);
+  EXPECT_GT(d.scroll_px, before);
+  // (It may move by a legend line: the legend lists what is drawn, and that changes.)
+  EXPECT_NEAR(lane_rect("redis")->min.y, redis_min.y, 2 * ImGui::GetTextLineHeight());
+  EXPECT_FLOAT_EQ(lane_rect("redis")->max.y - lane_rect("redis")->min.y, redis_max.y - redis_min.y);
+  // A violation's actor out of view is scrolled to when the class goes there.
+  const DrawRecord::LaneRect* last = lane_rect("buyer20");
+  app->view().scroll_px = 0;
+  frames(2);
+  ASSERT_LE(last->max.y - last->min.y, 0.5f) << "buyer20 starts out of view";
+  for (size_t i = 0; i < app->model().violations().size(); i++)
+    if (app->model().violations()[i].who.front() == "buyer20") app->jump_to_violation(i);
+  frames(2);
+  last = lane_rect("buyer20");
+  EXPECT_GT(last->max.y - last->min.y, 5);
+  // A click on the group's header folds all the buyers onto one row (no scrolling left); a
+  // second unfolds them.
+  app->view().scroll_px = 0;
+  frames(2);
+  ASSERT_EQ(d.groups.size(), 1u);
+  click({(d.groups[0].min.x + d.names_max.x) / 2, (d.groups[0].min.y + d.groups[0].max.y) / 2});
+  frames(1);
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_TRUE(d.groups[0].folded);
+  EXPECT_EQ(d.scroll_max_px, 0);
+  const float row_y = lane_rect("buyer1")->rows_y.at(0);
+  for (int i = 2; i <= 20; i++)
+    EXPECT_EQ(lane_rect("buyer" + std::to_string(i))->rows_y.at(0), row_y);
+  click({(d.groups[0].min.x + d.names_max.x) / 2, (d.groups[0].min.y + d.groups[0].max.y) / 2});
+  frames(1);
+  EXPECT_FALSE(d.groups[0].folded);
+  // A click on a lane's name unfolds it (its rows one under another), a second folds it again.
+  app->view().scroll_px = 0;
+  frames(1);
+  const auto* b1 = lane_rect("buyer1");
+  ASSERT_TRUE(b1->folded);
+  ASSERT_GE(b1->rows_y.size(), 2u);
+  click({(d.names_min.x + d.names_max.x) / 2, (b1->min.y + b1->max.y) / 2});
+  frames(1);
+  b1 = lane_rect("buyer1");
+  EXPECT_FALSE(b1->folded);
+  EXPECT_GT(b1->rows_y[1], b1->rows_y[0]);
+  click({(d.names_min.x + d.names_max.x) / 2, (b1->min.y + b1->max.y) / 2});
+  frames(1);
+  EXPECT_TRUE(lane_rect("buyer1")->folded);
+}
+
+// Labels never overlap: every text drawn on a row (items, fences, marks, the violations'
+// markers) keeps to its own span of the row, in each core scenario, at its moment of failure
+// and with everything revealed.
+TEST_F(GuiApp, LabelsOnTheLanesNeverOverlap) {
+  for (const char* id : kCoreScenarios) {
+    SCOPED_TRACE(id);
+    open_and_run_to_end(id);
+    for (bool reveal : {false, true}) {
+      app->set_reveal(reveal);
+      if (!reveal) {
+        const auto violations = by_start(app->model());
+        app->jump_to_violation(size_t(violations.front() - app->model().violations().data()));
+      }
+      frames(2);
+      const auto& labels = app->view().last_draw.labels;
+      EXPECT_GE(labels.size(), 2u);
+      for (size_t i = 0; i < labels.size(); i++)
+        for (size_t j = i + 1; j < labels.size(); j++) {
+          const auto& a = labels[i];
+          const auto& b = labels[j];
+          const bool same_row = a.min.y < b.max.y && b.min.y < a.max.y;
+          const bool overlap = a.min.x < b.max.x - 0.5f && b.min.x < a.max.x - 0.5f;
+          EXPECT_FALSE(same_row && overlap) << "\"" << a.text << "\" and \"" << b.text << "\"";
+        }
+    }
+    app->set_reveal(false);
+  }
+}
+
+// One time axis per scenario: every variant and every seed shows the same range (the run's
+// duration), so two runs compare by eye.
+TEST_F(GuiApp, OneTimeAxisPerScenarioForEveryVariantAndSeed) {
+  for (const char* id : kCoreScenarios) {
+    SCOPED_TRACE(id);
+    ASSERT_TRUE(app->open_scenario(id));
+    std::set<std::pair<TimeUs, TimeUs>> ranges;
+    const scenario::Scenario& sc = *app->scenario();
+    for (uint64_t seed : {1, 7}) {
+      app->set_seed(seed);
+      for (const scenario::Variant& v : sc.variants)
+        for (const std::string& value : v.values) {
+          app->variant()[v.name] = value;
+          ASSERT_TRUE(app->run(false)) << app->error();
+          ranges.insert({app->view().view_from_us, app->view().view_to_us});
+        }
+    }
+    EXPECT_EQ(ranges.size(), 1u);
+    EXPECT_GE(ranges.begin()->second, app->model().end_us());
+  }
+}
+
+// forged-fence with a database that checks nothing: the stale write accepted at 17.0 s is not
+// a plain green dot: its mark says stale, and the violation's label is on the database's lane.
+TEST_F(GuiApp, AStaleWriteAcceptedIsLabelledOnTheResourceLane) {
+  ASSERT_TRUE(app->open_scenario("forged-fence"));
+  app->variant()["resource"] = "no-check";
+  ASSERT_TRUE(app->run(false));
+  app->seek(17'500'000);
+  frames(2);
+  const DrawRecord& d = app->view().last_draw;
+  const DrawRecord::Marker* on_db = nullptr;
+  for (const auto& m : d.markers)
+    if (m.lane == "db") on_db = &m;
+  ASSERT_NE(on_db, nullptr);
+  EXPECT_EQ(on_db->label, "stale write accepted: fence 33 < 34");
+  bool stale_in_legend = false;
+  for (const auto& e : d.legend) stale_in_legend = stale_in_legend || e.name == "stale accepted";
+  EXPECT_TRUE(stale_in_legend);
+  // The label does not cover the writes it is about: it is above the lane's marks.
+  const DrawRecord::LaneRect* db = nullptr;
+  for (const auto& l : d.lanes)
+    if (l.name == "db") db = &l;
+  ASSERT_NE(db, nullptr);
+  EXPECT_LE(on_db->max.y, db->rows_y.at(0) + 1);
+  // In Russian too.
+  app->set_lang("ru");
+  app->rerun_in_place();
+  frames(2);
+  on_db = nullptr;
+  for (const auto& m : d.markers)
+    if (m.lane == "db") on_db = &m;
+  ASSERT_NE(on_db, nullptr);
+  EXPECT_EQ(on_db->label, "принята устаревшая запись: токен 33 < 34");
+}
+
+// A recovered error is drawn as one: Script.Run's NOSCRIPT, zoomed in on, is in the legend as
+// "recovered error", not "error reply".
+TEST_F(GuiApp, ARecoveredErrorIsNotDrawnAsAFailure) {
+  ASSERT_TRUE(app->open_path(REDLAB_SOURCE_DIR "/tests/gui/scenarios/server-events.json"))
+      << app->error();
+  ASSERT_TRUE(app->run(false));
+  app->set_reveal(true);
+  // The first EVALSHA and its EVAL, 0.9 .. 1.8 ms.
+  app->view().view_from_us = 0;
+  app->view().view_to_us = 3'000;
+  frames(2);
+  std::set<std::string> legend;
+  for (const auto& e : app->view().last_draw.legend) legend.insert(e.name);
+  EXPECT_TRUE(legend.count("recovered error"));
+  EXPECT_FALSE(legend.count("error reply"));
+}
+
+// 1280x720, a projector's smallest: nothing cut off. The toolbar's controls are inside the
+// window and do not overlap; the pool's numbers, the keyspace's TTL and the playhead's time are
+// inside their panels.
+TEST(GuiAppSmall, At1280x720NothingIsClipped) {
+  ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
+  HostOptions options;
+  options.width_px = 1280;
+  options.height_px = 720;
+  options.vsync = false;
+  std::string error;
+  auto host = Host::open(options, &error);
+  ASSERT_TRUE(host) << error;
+  for (const char* lang : {"en", "ru", "cs"}) {
+    for (const char* id : {"pool-exhaustion", "ttl-double-holder"}) {
+      SCOPED_TRACE(std::string(lang) + " " + id);
+      AppOptions app_options;
+      app_options.persist = false;
+      App app(app_options);
+      app.set_lang(lang);
+      ASSERT_TRUE(app.open_scenario(id));
+      ASSERT_TRUE(app.run(false));
+      app.seek(id == std::string("pool-exhaustion") ? 5'500'000 : 12'500'000);
+      FrameInput still;
+      for (int i = 0; i < 4; i++) ASSERT_TRUE(host->frame(app, &still));
+      const float width = 1280, height = 720;
+      std::vector<std::pair<std::string, WidgetRect>> bar;
+      for (const char* w : {"run", "pause", "step", "restart", "prev_note", "next_note",
+                            "next_violation", "next_actor_event", "reveal", "speed", "seed"})
+        bar.push_back({w, app.widget(w)});
+      for (const auto& [name, r] : bar) {
+        ASSERT_TRUE(r.valid()) << name;
+        EXPECT_GE(r.min.x, 0) << name;
+        EXPECT_LE(r.max.x, width) << name;
+        EXPECT_LE(r.max.y, height) << name;
+      }
+      for (size_t i = 0; i < bar.size(); i++)
+        for (size_t j = i + 1; j < bar.size(); j++) {
+          const WidgetRect& a = bar[i].second;
+          const WidgetRect& b = bar[j].second;
+          const bool overlap =
+              a.min.x < b.max.x && b.min.x < a.max.x && a.min.y < b.max.y && b.min.y < a.max.y;
+          EXPECT_FALSE(overlap) << bar[i].first << " and " << bar[j].first;
+        }
+      const WidgetRect inspector = app.widget("inspector");
+      ASSERT_TRUE(inspector.valid());
+      for (const char* host_name : {"app", "A", "B", "C"}) {
+        const WidgetRect pool = app.widget(std::string("pool:") + host_name);
+        if (!pool.valid()) continue;
+        EXPECT_LE(pool.max.x, inspector.max.x) << host_name;
+      }
+      const WidgetRect timeline = app.widget("timeline");
+      const WidgetRect playhead = app.widget("playhead_text");
+      ASSERT_TRUE(playhead.valid());
+      EXPECT_LE(playhead.max.x, timeline.max.x);
+      EXPECT_GE(playhead.min.x, timeline.min.x);
+    }
+  }
+}
+
 // Settings need no window.
 TEST(GuiSettings, RoundTripAndLastChoicesComeBack) {
   ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
