@@ -11,6 +11,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <set>
+#include <string_view>
 
 #include "app/gui/gui_app.h"
 
@@ -52,6 +53,62 @@ std::string value_words(const scenario::Variant& v, const std::string& value,
   auto it = v.value_labels.find(value);
   std::string text = it == v.value_labels.end() ? value : it->second.get(lang);
   return text.empty() ? value : text;
+}
+
+// `text` with line breaks at spaces only, each line at most width_px wide (a longer word stays
+// whole), and never between a number and its unit. ImGui's own wrapping also breaks after '.'
+// and ',', which would split a time such as "17,004 s" into "17," and "004 s".
+std::string wrap_at_spaces(std::string_view text, float width_px) {
+  auto is_unit = [](std::string_view w) {
+    while (!w.empty() && std::string_view(",.:;)").find(w.back()) != std::string_view::npos)
+      w.remove_suffix(1);
+    for (std::string_view unit : {"s", "ms", "min", "h", "с", "мс", "мин", "ч"})
+      if (w == unit) return true;
+    return false;
+  };
+  const float space_px = ImGui::CalcTextSize(" ").x;
+  std::string out;
+  float line_px = 0;
+  bool line_empty = true;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == '\n') {
+      out += '\n';
+      line_px = 0;
+      line_empty = true;
+      i++;
+      continue;
+    }
+    if (text[i] == ' ') {
+      i++;
+      continue;
+    }
+    auto word_end = [&](size_t from) {
+      while (from < text.size() && text[from] != ' ' && text[from] != '\n') from++;
+      return from;
+    };
+    size_t j = word_end(i);
+    // A number and its unit go together ("10,081 s:").
+    if (j > i && std::isdigit(static_cast<unsigned char>(text[j - 1])) && j + 1 < text.size() &&
+        text[j] == ' ' && is_unit(text.substr(j + 1, word_end(j + 1) - j - 1)))
+      j = word_end(j + 1);
+    const std::string_view word = text.substr(i, j - i);
+    const float word_px = ImGui::CalcTextSize(word.data(), word.data() + word.size()).x;
+    if (!line_empty && line_px + space_px + word_px > width_px) {
+      out += '\n';
+      line_px = 0;
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += ' ';
+      line_px += space_px;
+    }
+    out += word;
+    line_px += word_px;
+    line_empty = false;
+    i = j;
+  }
+  return out;
 }
 
 // A parameter's unit as the scenario files write it, in words.
@@ -537,14 +594,13 @@ void App::draw_verdicts(bool compact) {
     ImGui::TextColored(colour, "%s", word);
     ImGui::SameLine();
     const std::string line = title_of(v.check) + (v.final || L != Lang::en ? ": " : " ") + v.text;
+    const float wrap_px = ImGui::GetContentRegionAvail().x;
+    const std::string shown = wrap_at_spaces(line, wrap_px);
     if (v.violations.empty()) {
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextUnformatted(line.c_str());
-      ImGui::PopTextWrapPos();
+      ImGui::TextUnformatted(shown.c_str());
     } else {
       // The whole line is a button: it takes the class to the moment of failure.
-      const float wrap_px = ImGui::GetContentRegionAvail().x;
-      const ImVec2 text_size = ImGui::CalcTextSize(line.c_str(), nullptr, false, wrap_px);
+      const ImVec2 text_size = ImGui::CalcTextSize(shown.c_str());
       const ImVec2 at = ImGui::GetCursorScreenPos();
       if (ImGui::Selectable(("##verdict:" + v.check).c_str(), false, 0, {wrap_px, text_size.y}))
         jump_to_violation(v.violations.front());
@@ -556,9 +612,10 @@ void App::draw_verdicts(bool compact) {
                            .sentence,
                        seconds_words(violations[v.violations.front()].from_us, L)})
                       .c_str());
-      ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at,
-                                          ImGui::GetColorU32(ImGuiCol_Text), line.c_str(), nullptr,
-                                          wrap_px);
+      // The words over the button, as text (so ImGui's log sees them too); the same height, so
+      // the cursor ends where the button left it.
+      ImGui::SetCursorScreenPos(at);
+      ImGui::TextUnformatted(shown.c_str());
     }
     if (unexpected) {
       ImGui::Indent();
@@ -777,7 +834,9 @@ void App::draw_selected_event() {
   const Lang L = ui_lang();
   int64_t index = view_.selected_event;
   if (index < 0 || size_t(index) >= trace_.size()) {
+    ImGui::PushTextWrapPos(0);  // a narrow panel at 1280x720 must not cut the hint
     ImGui::TextDisabled("%s", tr(S::click_an_event, L));
+    ImGui::PopTextWrapPos();
     return;
   }
   const TraceEvent& e = trace_.events()[size_t(index)];
@@ -888,16 +947,27 @@ void App::draw_keyspace() {
     // Key and TTL over the value on narrow panels: the TTL counting down matters most, and a
     // token's value is long. Wide panels get the three columns.
     const bool wide = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 22;
+    // The TTL column as wide as its longest words in this language ("zbývá 9,5 s"), so it is
+    // never cut.
+    const size_t rows_max = 200;  // a big keyspace is summarised, not listed
+    std::vector<std::string> ttls;
+    float ttl_px = ImGui::CalcTextSize(tr(S::col_ttl, L)).x;
+    for (size_t i = 0; i < keys.size() && i < rows_max; i++) {
+      const KeyRow& k = keys[i];
+      ttls.push_back(k.expire_at_ms < 0 ? tr(S::no_ttl, L)
+                     : k.ttl_ms == -2   ? tr(S::ttl_unknown, L)
+                     : k.ttl_ms <= 0    ? tr(S::expiring, L)
+                                     : trf(S::time_left, L, {time_words(k.ttl_ms * kUsPerMs, L)}));
+      ttl_px = std::max(ttl_px, ImGui::CalcTextSize(ttls.back().c_str()).x);
+    }
     if (ImGui::BeginTable(("keys_" + server).c_str(), wide ? 3 : 2,
                           ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                               ImGuiTableFlags_SizingStretchProp)) {
       ImGui::TableSetupColumn(tr(S::col_key, L), ImGuiTableColumnFlags_WidthStretch, 1.4f);
       if (wide)
         ImGui::TableSetupColumn(tr(S::col_value, L), ImGuiTableColumnFlags_WidthStretch, 1.3f);
-      ImGui::TableSetupColumn(tr(S::col_ttl, L), ImGuiTableColumnFlags_WidthFixed,
-                              ImGui::CalcTextSize("00,0 s left").x);
+      ImGui::TableSetupColumn(tr(S::col_ttl, L), ImGuiTableColumnFlags_WidthFixed, ttl_px);
       ImGui::TableHeadersRow();
-      const size_t rows_max = 200;  // a big keyspace is summarised, not listed
       for (size_t i = 0; i < keys.size() && i < rows_max; i++) {
         const KeyRow& k = keys[i];
         ImGui::TableNextRow();
@@ -918,21 +988,19 @@ void App::draw_keyspace() {
           if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", k.value.c_str());
         }
         ImGui::TableNextColumn();
-        std::string ttl = k.expire_at_ms < 0 ? tr(S::no_ttl, L)
-                          : k.ttl_ms == -2   ? tr(S::ttl_unknown, L)
-                          : k.ttl_ms <= 0
-                              ? tr(S::expiring, L)
-                              : trf(S::time_left, L, {time_words(k.ttl_ms * kUsPerMs, L)});
+        const std::string& ttl = ttls[i];
         if (k.expire_at_ms < 0)
           ImGui::TextDisabled("%s", ttl.c_str());
         else
           ImGui::TextUnformatted(ttl.c_str());
+        record("ttl:" + server + ":" + name);
         if (ImGui::IsItemHovered() && k.ttl_ms >= 0)
           ImGui::SetTooltip(
               "%s", trf(S::ttl_tip, L, {std::to_string(k.ttl_ms), std::to_string(k.expire_at_ms)})
                         .c_str());
       }
       ImGui::EndTable();
+      record("keys_table:" + server);
       if (keys.size() > rows_max)
         ImGui::TextDisabled(
             "%s", trf(S::n_more_rows, L, {std::to_string(keys.size() - rows_max)}).c_str());

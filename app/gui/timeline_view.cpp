@@ -1109,7 +1109,11 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
           if (!words.empty() && text_fits) {
             const float left = x0 + s + 3 * scale;
             const float w = ImGui::CalcTextSize(words.c_str()).x;
-            const float right = room_from(band, left, std::min(left + w, plot_x1));
+            // Up to the next mark on the row (its disc is drawn after: it would cover them).
+            float room_x = std::min(left + w, plot_x1);
+            if (i + 1 < n && is_mark(items[i + 1]) && items[i + 1].from_us <= cull_to_us)
+              room_x = std::min(room_x, xf(items[i + 1].from_us) - s - 2 * scale);
+            const float right = room_from(band, left, room_x);
             const std::string shown_words = right - left >= w ? words : elided(words, right - left);
             if (!shown_words.empty()) {
               // About something that has happened: not cut at the horizon.
@@ -1324,10 +1328,27 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   }
 
   // ---- Violation markers (placed above): drawn over everything in their lanes ----
+  // Their labels last of all (after the ruler's playhead): no line, bar or playhead may cross
+  // the words of the moment of failure. A future one's stays under the future's veil.
+  const float marker_pad_px = 3 * scale;
+  auto draw_marker_label = [&](const MarkerPlan& p) {
+    if (!p.room) return;
+    const ViolationRegion& v = model.violations()[p.violation];
+    const LaneLayout& l = lay[p.lane];
+    // The label is about something that has begun: it is not cut at the horizon.
+    dl->PushClipRect(ImVec2(plot_x0, l.clip_top), ImVec2(plot_x1 + 2, l.clip_bottom), false);
+    dl->AddRectFilled(p.a, p.b, palette.violation_border, 2 * scale);
+    if (record_texts) rec.texts.emplace_back(p.label);
+    dl->AddText(ImVec2(p.a.x + marker_pad_px, p.a.y + (p.b.y - p.a.y - line_h) * 0.5f),
+                palette.marker_text, p.label.c_str());
+    if (selected_event >= 0 && v.event == selected_event)
+      dl->AddRect(ImVec2(p.a.x - 2, p.a.y - 1), ImVec2(p.b.x + 2, p.b.y + 1), palette.selection, 0,
+                  0, 2 * scale);
+    dl->PopClipRect();
+  };
   const ViolationRegion* hover_marker = nullptr;
   size_t hover_marker_index = 0;
   {
-    const float pad_px = 3 * scale;
     for (const MarkerPlan& p : plans) {
       const ViolationRegion& v = model.violations()[p.violation];
       const LaneLayout& l = lay[p.lane];
@@ -1336,18 +1357,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
                         palette.violation_border);
       dl->AddLine(ImVec2(p.x0, p.top), ImVec2(p.x0, p.bottom), palette.violation_border, 2 * scale);
       dl->PopClipRect();
-      if (p.room) {
-        // The label is about something that has begun: it is not cut at the horizon.
-        dl->PushClipRect(ImVec2(plot_x0, l.clip_top), ImVec2(plot_x1 + 2, l.clip_bottom), false);
-        dl->AddRectFilled(p.a, p.b, palette.violation_border, 2 * scale);
-        if (record_texts) rec.texts.emplace_back(p.label);
-        dl->AddText(ImVec2(p.a.x + pad_px, p.a.y + (p.b.y - p.a.y - line_h) * 0.5f),
-                    palette.marker_text, p.label.c_str());
-        if (selected_event >= 0 && v.event == selected_event)
-          dl->AddRect(ImVec2(p.a.x - 2, p.a.y - 1), ImVec2(p.b.x + 2, p.b.y + 1), palette.selection,
-                      0, 0, 2 * scale);
-        dl->PopClipRect();
-      }
+      if (is_future(v.from_us)) draw_marker_label(p);  // under the future's veil, faint
       rec.markers.push_back({p.a, p.b, lanes[p.lane].name, p.label, v.check, v.event, v.from_us,
                              v.to_us, is_future(v.from_us)});
       drawn_from(v.from_us);
@@ -1530,6 +1540,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
     dl->AddTriangleFilled(ImVec2(x - 6 * scale, origin.y), ImVec2(x + 6 * scale, origin.y),
                           ImVec2(x, origin.y + 8 * scale), palette.playhead);
   }
+  for (const MarkerPlan& p : plans)
+    if (!is_future(model.violations()[p.violation].from_us)) draw_marker_label(p);
 
   // ---- Legend: what this frame drew, with its shapes, wrapped onto as many lines as needed ----
   rec.legend.clear();

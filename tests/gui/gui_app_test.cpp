@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -1314,6 +1315,65 @@ TEST_F(GuiApp, AStaleWriteAcceptedIsLabelledOnTheResourceLane) {
   EXPECT_EQ(on_db->label, "принята устаревшая запись: токен 33 < 34");
 }
 
+// At 1920x1080 in Czech the keyspace's three columns: the TTL's words ("zbývá 9,5 s") fit their
+// column, which ends inside the panel.
+TEST_F(GuiApp, TheKeyspacesTtlFitsItsColumnInEveryLanguage) {
+  for (const char* lang : {"en", "ru", "cs"}) {
+    SCOPED_TRACE(lang);
+    app->set_lang(lang);
+    ASSERT_TRUE(app->open_scenario("ttl-double-holder"));
+    ASSERT_TRUE(app->run(false));
+    app->seek(12'500'000);
+    frames(3);
+    const WidgetRect ttl = app->widget("ttl:redis:lock:job:42");
+    ASSERT_TRUE(ttl.valid());
+    const WidgetRect table = app->widget("keys_table:redis");
+    ASSERT_TRUE(table.valid());
+    EXPECT_LE(ttl.max.x, table.max.x);
+    EXPECT_LE(table.max.x, app->widget("inspector").max.x);
+  }
+}
+
+// A mark's words (a write's fence) end before the next mark on its row: zoomed out, B's two
+// accepted writes 1.5 s apart leave "token 34" too little room, and it is elided, not covered
+// by the second disc.
+TEST_F(GuiApp, AMarksWordsStopBeforeTheNextMark) {
+  ASSERT_TRUE(app->open_scenario("forged-fence"));
+  app->variant()["resource"] = "no-check";
+  ASSERT_TRUE(app->run(false));
+  app->set_reveal(true);
+  const DrawRecord& d = app->view().last_draw;
+  std::vector<TimeUs> accepts;
+  const int db = app->model().lane_index("db");
+  ASSERT_GE(db, 0);
+  for (const auto& row : app->model().lanes()[size_t(db)].rows)
+    for (const Item& item : row.items)
+      if (item.kind == ItemKind::accept) accepts.push_back(item.from_us);
+  ASSERT_EQ(accepts.size(), 3u);
+  for (TimeUs range_us : {22'000'000, 60'000'000, 120'000'000}) {
+    SCOPED_TRACE(range_us);
+    app->view().view_from_us = 0;
+    app->view().view_to_us = range_us;
+    frames(2);
+    const DrawRecord::LaneRect* lane = nullptr;
+    for (const auto& l : d.lanes)
+      if (l.name == "db") lane = &l;
+    ASSERT_NE(lane, nullptr);
+    int fence_labels = 0;
+    for (const auto& label : d.labels) {
+      if (label.min.y < lane->min.y || label.max.y > lane->max.y) continue;
+      if (label.text.find("stale") != std::string::npos) continue;  // the violation's, above
+      fence_labels++;
+      for (TimeUs t : accepts) {
+        const float x = d.x0 + float(double(t - d.from_us) * d.px_per_us);
+        EXPECT_FALSE(label.min.x < x && x < label.max.x)
+            << "\"" << label.text << "\" covers the mark at " << t;
+      }
+    }
+    EXPECT_GE(fence_labels, 1);
+  }
+}
+
 // A recovered error is drawn as one: Script.Run's NOSCRIPT, zoomed in on, is in the legend as
 // "recovered error", not "error reply".
 TEST_F(GuiApp, ARecoveredErrorIsNotDrawnAsAFailure) {
@@ -1344,17 +1404,38 @@ TEST(GuiAppSmall, At1280x720NothingIsClipped) {
   auto host = Host::open(options, &error);
   ASSERT_TRUE(host) << error;
   for (const char* lang : {"en", "ru", "cs"}) {
-    for (const char* id : {"pool-exhaustion", "ttl-double-holder"}) {
+    for (const char* id : {"pool-exhaustion", "ttl-double-holder", "forged-fence"}) {
       SCOPED_TRACE(std::string(lang) + " " + id);
+      const std::string scenario_id = id;
       AppOptions app_options;
       app_options.persist = false;
       App app(app_options);
       app.set_lang(lang);
       ASSERT_TRUE(app.open_scenario(id));
+      if (scenario_id == "forged-fence") app.variant()["resource"] = "no-check";
       ASSERT_TRUE(app.run(false));
-      app.seek(id == std::string("pool-exhaustion") ? 5'500'000 : 12'500'000);
+      app.seek(scenario_id == "pool-exhaustion" ? 5'500'000
+               : scenario_id == "forged-fence"  ? 17'500'000
+                                                : 12'500'000);
       FrameInput still;
+      host->capture_text = true;
       for (int i = 0; i < 4; i++) ASSERT_TRUE(host->frame(app, &still));
+      host->capture_text = false;
+      // Wrapped lines (the verdicts) never split a time: not after its decimal point or comma
+      // ("17," / "004 s"), not between the number and its unit ("10,081" / "s:").
+      const std::string text = host->captured_text();
+      EXPECT_GT(text.size(), 200u);
+      static const std::regex split_number(R"(\d[,.]\n\s*\d{1,3} (s|ms|с|мс)[ :,.)])");
+      static const std::regex split_unit(R"(\d\n\s*(s|ms|с|мс)[ :,.)])");
+      EXPECT_FALSE(std::regex_search(text, split_number)) << text;
+      EXPECT_FALSE(std::regex_search(text, split_unit)) << text;
+      // The keyspace's TTL words are inside the panel, in every language.
+      if (scenario_id == "ttl-double-holder") {
+        const WidgetRect ttl = app.widget("ttl:redis:lock:job:42");
+        ASSERT_TRUE(ttl.valid());
+        EXPECT_LE(ttl.max.x, app.widget("keys_table:redis").max.x);
+        EXPECT_LE(app.widget("keys_table:redis").max.x, app.widget("inspector").max.x);
+      }
       const float width = 1280, height = 720;
       std::vector<std::pair<std::string, WidgetRect>> bar;
       for (const char* w : {"run", "pause", "step", "restart", "prev_note", "next_note",
