@@ -717,7 +717,7 @@ int check_main(const std::vector<std::string>& args) {
       const CheckDef* def = nullptr;
       for (const CheckDef& d : sc.checks)
         if (d.name == name) def = &d;
-      const CheckSpec* spec = def ? find_check(def->check) : nullptr;
+      const CheckKind* spec = def ? find_check(def->check) : nullptr;
       graded.push_back(name);
       graded_text += "  " + name + (want ? " must hold" : " must be violated") +
                      (spec ? std::string(": judged from ") + spec->judged_from : "") + "\n";

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/client/options.h"
+#include "sim/core/assert.h"
 #include "sim/fake/sha1.h"
 #include "sim/scenario/checks.h"
 #include "sim/scenario/scenario.h"
@@ -35,6 +36,10 @@ const std::vector<Template>* Step::l(const std::string& key) const {
 bool Step::f(const std::string& key, bool def) const {
   auto it = flag.find(key);
   return it == flag.end() ? def : it->second;
+}
+const Expr* FaultDef::n(const std::string& key) const {
+  auto it = number.find(key);
+  return it == number.end() ? nullptr : &it->second;
 }
 std::string Step::nm(const std::string& key) const {
   auto it = name.find(key);
@@ -99,15 +104,15 @@ bool is_ident(const std::string& s) {
 }
 
 enum class F { Text, Num, Dur, Bool, List, Name, Steps, Cond, Says };
-struct FieldSpec {
+struct StepFieldSpec {
   const char* key;
   F type;
   bool required;
 };
 
 // Step vocabulary: op -> its own fields (besides do, when, save).
-const std::map<std::string, std::vector<FieldSpec>>& step_specs() {
-  static const std::map<std::string, std::vector<FieldSpec>> specs = {
+const std::map<std::string, std::vector<StepFieldSpec>>& step_specs() {
+  static const std::map<std::string, std::vector<StepFieldSpec>> specs = {
       {"command",
        {{"cmd", F::Text, false},
         {"args", F::List, false},
@@ -862,7 +867,7 @@ class Loader {
            "unknown step \"" + s.op + "\" (expected one of: " + list + ")");
     }
     std::vector<std::string> allowed{"do", "when", "save"};
-    for (const FieldSpec& f : it->second) allowed.push_back(f.key);
+    for (const StepFieldSpec& f : it->second) allowed.push_back(f.key);
     check_keys(v, path, allowed);
     if (auto* w = v.find("when")) s.when = cond(*w, path + ".when");
     if (auto* sv = v.find("save")) {
@@ -872,7 +877,7 @@ class Loader {
     } else if (s.op == "set") {
       fail(v.pos(), path, "missing key \"save\" (the variable to set)");
     }
-    for (const FieldSpec& f : it->second) {
+    for (const StepFieldSpec& f : it->second) {
       const JsonValue* fv = v.find(f.key);
       std::string fp = path + "." + f.key;
       if (!fv) {
@@ -1054,29 +1059,44 @@ class Loader {
       const JsonValue& f = v.items()[i];
       std::string path = index("faults", i);
       expect_object(f, path);
-      check_keys(f, path, {"at_ms", "do", "actor", "server", "for_ms", "by_ms", "when", "why"});
+      // The fault registry (kinds.h) says which kinds exist and which keys each takes: the
+      // shared ones (actor, server, for_ms, by_ms: accepted by every kind) and its own.
+      const JsonValue* op = f.find("do");
+      const FaultKind* kind = op && op->is_string() ? find_fault_kind(op->as_string()) : nullptr;
+      std::vector<std::string> allowed{"at_ms",  "do",    "actor", "server",
+                                       "for_ms", "by_ms", "when",  "why"};
+      if (kind)
+        for (const FieldSpec& fs : kind->fields)
+          if (!shared_fault_key(fs.key)) allowed.push_back(fs.key);
+      check_keys(f, path, allowed);
       FaultDef d;
       d.where = Where{f.pos(), path};
       d.op = req_string(f, "do", path);
-      auto it = fault_specs().find(d.op);
-      if (it == fault_specs().end()) {
+      if (!kind) {
         std::vector<std::string> known;
-        for (auto& [k, _] : fault_specs()) known.push_back(k);
+        for (const FaultKind* k : fault_kinds()) known.push_back(k->name);
+        std::sort(known.begin(), known.end());
         std::string list = comma_list(known);
         fail(f.find("do")->pos(), path + ".do",
              "unknown fault \"" + d.op + "\" (expected one of: " + list + ")");
       }
+      d.kind = kind;
       const JsonValue* at = f.find("at_ms");
       if (!at) fail(f.pos(), path, "missing key \"at_ms\"");
       d.at_ms = duration(*at, path + ".at_ms");
-      const FaultSpec& spec = it->second;
-      if (auto* a = f.find("actor")) {
-        d.actor = string_of(*a, path + ".actor");
-        if (!actor_named(d.actor))
-          fail(a->pos(), path + ".actor", "no actor named \"" + d.actor + "\"");
-      } else if (spec.actor) {
-        fail(f.pos(), path, "missing key \"actor\" (who the " + d.op + " hits)");
-      }
+      // A missing key the kind requires: "missing key "actor" (who the pause hits)".
+      auto missing = [&](const char* key) {
+        const FieldSpec* fs = find_field(kind->fields, key);
+        if (!fs || !fs->required) return;
+        std::string hint = fs->missing_hint;
+        if (size_t pct = hint.find('%'); pct != std::string::npos) hint.replace(pct, 1, d.op);
+        fail(f.pos(), path,
+             "missing key \"" + std::string(key) + "\"" + (hint.empty() ? "" : " (" + hint + ")"));
+      };
+      if (auto* a = f.find("actor"))
+        d.actor = fault_actor(*a, path + ".actor");
+      else
+        missing("actor");
       if (auto* s = f.find("server")) {
         d.server = string_of(*s, path + ".server");
         if (!has_server(d.server))
@@ -1086,16 +1106,71 @@ class Loader {
       }
       if (auto* x = f.find("for_ms"))
         d.for_ms = duration(*x, path + ".for_ms");
-      else if (spec.for_ms)
-        fail(f.pos(), path, "missing key \"for_ms\" (how long the " + d.op + " lasts)");
+      else
+        missing("for_ms");
       if (auto* x = f.find("by_ms"))
         d.by_ms = signed_ms(*x, path + ".by_ms");
-      else if (spec.by_ms)
-        fail(f.pos(), path, "missing key \"by_ms\"");
+      else
+        missing("by_ms");
+      for (const FieldSpec& fs : kind->fields) {
+        if (shared_fault_key(fs.key)) continue;
+        const JsonValue* x = f.find(fs.key);
+        if (!x) {
+          missing(fs.key);
+          continue;
+        }
+        std::string fp = path + "." + fs.key;
+        switch (fs.type) {
+          case FieldType::Duration:
+            d.number.emplace(fs.key, duration(*x, fp));
+            break;
+          case FieldType::SignedDuration:
+            d.number.emplace(fs.key, signed_ms(*x, fp));
+            break;
+          case FieldType::Number:
+            d.number.emplace(fs.key, expr(*x, fp));
+            break;
+          default:
+            REDLAB_ASSERT(false && "a fault's own field is a number or a duration");
+        }
+      }
       if (auto* w = f.find("when")) d.when = cond(*w, path + ".when");
       if (auto* w = f.find("why")) d.why = text_of(*w, path + ".why");
       sc_.faults.push_back(std::move(d));
     }
+  }
+  static bool shared_fault_key(std::string_view key) {
+    return key == "actor" || key == "server" || key == "for_ms" || key == "by_ms";
+  }
+  // A fault's `actor`: an actor (every instance of it) or one instance of an actor with a
+  // count ("buyer7" of "buyer"; with a count known now, it must be within it).
+  std::string fault_actor(const JsonValue& v, const std::string& path) const {
+    std::string name = string_of(v, path);
+    if (actor_named(name)) return name;
+    for (const ActorDef& a : sc_.actors) {
+      if (!instance_of(name, a.name, false)) continue;
+      auto n = parse_int(name.substr(a.name.size()));
+      // A count without names is known now; one over parameters is checked at run time
+      // (an instance the run does not have is hit by nothing).
+      bool named = false;
+      std::optional<int64_t> count;
+      try {
+        count = a.count.eval([&named](std::string_view) {
+          named = true;
+          return std::optional<std::string>();
+        });
+      } catch (const EvalError&) {
+        count.reset();
+      }
+      if (!named && count && (*count == 1 || *n > *count))
+        fail(v.pos(), path,
+             "no instance \"" + name + "\": " + a.name +
+                 (*count == 1 ? " has one, called " + a.name
+                              : " has " + std::to_string(*count) + " (" + a.name + "1 to " +
+                                    a.name + std::to_string(*count) + ")"));
+      return name;
+    }
+    fail(v.pos(), path, "no actor named \"" + name + "\"");
   }
 
   void load_checks(const JsonValue& v) {
@@ -1109,36 +1184,44 @@ class Loader {
       CheckDef d;
       d.where = Where{c.pos(), path};
       d.check = req_string(c, "check", path);
-      // The checks' own registry (checks.h) says which exist and what fields they take.
-      const CheckSpec* spec = find_check(d.check);
-      if (!spec) {
+      // The check registry (checks.h) says which exist and what fields they take.
+      d.kind = find_check(d.check);
+      if (!d.kind) {
         std::vector<std::string> known;
-        for (const CheckSpec& k : check_registry()) known.push_back(k.name);
+        for (const CheckKind* k : check_kinds()) known.push_back(k->name);
         std::string list = comma_list(known);
         fail(c.find("check")->pos(), path + ".check",
              "unknown check \"" + d.check + "\" (expected one of: " + list + ")");
       }
       std::vector<std::string> allowed{"check", "name"};
-      for (const CheckField& f : spec->fields) allowed.push_back(f.key);
+      for (const FieldSpec& f : d.kind->fields) allowed.push_back(f.key);
       check_keys(c, path, allowed);
       d.name = c.find("name") ? string_of(*c.find("name"), path + ".name") : d.check;
       if (!seen.insert(d.name).second)
         fail(c.pos(), path, "a second check named \"" + d.name + "\" (give it a \"name\")");
-      for (const CheckField& f : spec->fields) {
+      for (const FieldSpec& f : d.kind->fields) {
         const JsonValue* fv = c.find(f.key);
         if (!fv) {
           if (f.required) fail(c.pos(), path, "missing key \"" + std::string(f.key) + "\"");
           continue;
         }
-        if (f.type == CheckField::Type::Num)
-          d.numbers.emplace(f.key, duration(*fv, path + "." + f.key));
-        else if (f.type == CheckField::Type::Resource) {
-          std::string n = string_of(*fv, path + "." + f.key);
-          if (!has_resource(n))
-            fail(fv->pos(), path + "." + f.key, "no resource named \"" + n + "\"");
-          d.args.emplace(f.key, Template::literal(n));
-        } else
-          d.args.emplace(f.key, tmpl(*fv, path + "." + f.key));
+        std::string fp = path + "." + f.key;
+        switch (f.type) {
+          case FieldType::Count:
+            d.numbers.emplace(f.key, duration(*fv, fp));
+            break;
+          case FieldType::Resource: {
+            std::string n = string_of(*fv, fp);
+            if (!has_resource(n)) fail(fv->pos(), fp, "no resource named \"" + n + "\"");
+            d.args.emplace(f.key, Template::literal(n));
+            break;
+          }
+          case FieldType::Text:
+            d.args.emplace(f.key, tmpl(*fv, fp));
+            break;
+          default:
+            REDLAB_ASSERT(false && "a check's field is text, a count or a resource");
+        }
       }
       sc_.checks.push_back(std::move(d));
     }

@@ -8,6 +8,7 @@
 
 #include "sim/core/cmdline.h"
 #include "sim/fake/server_wide.h"
+#include "sim/scenario/kinds.h"
 
 namespace redlab::scenario {
 namespace {
@@ -117,8 +118,7 @@ RunNeeds run_needs(const Scenario& sc, const std::map<std::string, std::string>&
   Collector c(sc, scripts, allow_server_faults, eval);
   for (const FaultDef& f : sc.faults) {
     if (!c.runs(f.when, Where{f.where.pos, f.where.path + ".when"})) continue;
-    if (f.op == "stall") c.server_command({"DEBUG", "SLEEP"});
-    if (f.op == "script_flush") c.server_command({"SCRIPT", "FLUSH"});
+    if (f.kind && f.kind->server_command) c.server_command(choice_words(f.kind->server_command));
   }
   for (const SetupCommand& s : sc.setup)
     if (c.runs(s.when, Where{s.where.pos, s.where.path + ".when"})) c.line(s.cmd, "setup");

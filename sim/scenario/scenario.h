@@ -19,6 +19,9 @@
 
 namespace redlab::scenario {
 
+struct CheckKind;
+struct FaultKind;
+
 // A located error in a scenario file ("scenarios/x.json:12:7: actors[0].steps[2]: ...").
 struct ScenarioError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -123,21 +126,28 @@ struct ActorDef {
   Where where;
 };
 
+// A fault at a time. Its target is given by the keys its kind takes: `actor` (every instance
+// of an actor, or one instance: "buyer7"), `server`, or both (the connections between them).
 struct FaultDef {
   std::string op;  // pause, disconnect, refuse, partition, latency, clock_jump, restart, ...
+  const FaultKind* kind = nullptr;  // its entry in the fault registry (set by the loader)
   Expr at_ms = Expr::constant(0);
   std::optional<Expr> for_ms;
   std::optional<Expr> by_ms;
-  std::string actor;
-  std::string server;
+  std::map<std::string, Expr> number;  // the kind's own numbers and durations
+  std::string actor;                   // an actor or one instance of it; "" = none
+  std::string server;                  // the first server unless given
   std::optional<Cond> when;
   Text why;
   Where where;
+
+  const Expr* n(const std::string& key) const;
 };
 
 struct CheckDef {
-  std::string name;   // what expectations call it (defaults to the check)
-  std::string check;  // mutual_exclusion, no_foreign_unlock, ...
+  std::string name;                 // what expectations call it (defaults to the check)
+  std::string check;                // mutual_exclusion, no_foreign_unlock, ...
+  const CheckKind* kind = nullptr;  // its entry in the check registry (set by the loader)
   std::map<std::string, Template> args;
   std::map<std::string, Expr> numbers;
   Where where;

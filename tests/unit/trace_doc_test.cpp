@@ -1,7 +1,7 @@
 // The documentation cannot drift from the code: docs/trace-format.md names every field of the
 // registry and every event kind and meta key that a run of any shipped scenario, in any variant,
-// writes;
-// scenarios/README.md lists every check of the check registry with what it is judged from.
+// writes. (scenarios/README.md against the step, fault and check registries:
+// scenario_kinds_doc_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,7 +11,6 @@
 #include <string>
 
 #include "sim/core/trace.h"
-#include "sim/scenario/checks.h"
 #include "sim/scenario/engine.h"
 #include "sim/scenario/scenario.h"
 
@@ -63,24 +62,6 @@ TEST(TraceFormatDoc, NamesEveryKindTheShippedScenariosWrite) {
   // tests/real_cli_test.cpp on its traces.
   EXPECT_GE(meta_keys.size(), 8u);
   for (const std::string& k : meta_keys) EXPECT_NE(text.find("`" + k), std::string::npos) << k;
-}
-
-TEST(ScenarioFormatDoc, ListsEveryCheckWithWhatItIsJudgedFrom) {
-  std::ifstream in(fs::path(REDLAB_SOURCE_DIR) / "scenarios" / "README.md");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  std::string text = buf.str();
-  for (const CheckSpec& c : check_registry()) {
-    std::string row = std::string("| `") + c.name + "` | ";
-    size_t at = text.find(row);
-    ASSERT_NE(at, std::string::npos) << c.name << " has no row in scenarios/README.md";
-    std::string line = text.substr(at, text.find('\n', at) - at);
-    EXPECT_NE(line.find(c.judged_from), std::string::npos)
-        << c.name << ": the row does not say what the registry says it is judged from";
-    for (const CheckField& f : c.fields)
-      EXPECT_NE(line.find(std::string("`") + f.key + "`"), std::string::npos)
-          << c.name << ": the row does not name its argument " << f.key;
-  }
 }
 
 }  // namespace
