@@ -187,6 +187,9 @@ class Engine {
                 Where{s.where.pos, s.where.path + "." + key + "[" + std::to_string(i) + "]"}));
     return out;
   }
+  // A text field with choices (FieldSpec::choices): its value, the first choice if absent; a
+  // value that is none of them is a located error ("\"x\": expected del or lua").
+  std::string step_choice(ActorRt& a, const Step& s, const char* key) const;
   // A command line of a step (split like redis-cli; DEBUG SLEEP scaled): a located error if
   // it is not one.
   std::vector<std::string> command(const Step& s, const std::string& line, const char* key) const;
@@ -275,53 +278,6 @@ class Engine {
   void save(ActorRt& a, const Step& s, const std::string& value);
   // The step's `record` event, when it succeeded.
   void record(ActorRt& a, const Step& s, bool success);
-
-  // ---------------------------------------------------------------------------------
-  // Steps (engine.cpp)
-  // ---------------------------------------------------------------------------------
-  // How an extend ended: the TTL was renewed; the script said the lock is not ours (0); or
-  // the call failed (an error, a timeout: the lock may or may not still be ours).
-  enum class Extend : uint8_t { Renewed, NotOurs, Failed };
-  struct TxState {
-    std::vector<std::string> keys, exec;
-    std::string read;
-    bool positive = true;
-    bool same = true;
-    int64_t max_attempts = 0;
-    TimeUs think_us = 0;  // between the read and MULTI/EXEC: the application decides
-    int64_t attempts = 0;
-    int64_t span = 0;  // the current attempt's span: tx_attempt .. its outcome
-  };
-  void do_command(ActorRt& a, const Step& s, Next k);
-  void do_pipeline(ActorRt& a, const Step& s, Next k);
-  void do_wait(ActorRt& a, const Step& s, Next k);
-  std::string new_token(ActorRt& a);
-  void do_acquire(ActorRt& a, const Step& s, int64_t tries, TimeUs started_us, int64_t span,
-                  Next k);
-  void do_release(ActorRt& a, const Step& s, Next k);
-  void extend(ActorRt& a, const Step& s, const std::string& lock, TimeUs ttl_us,
-              std::function<void(Extend)> done);
-  void do_extend(ActorRt& a, const Step& s, Next k);
-  void do_watchdog(ActorRt& a, const Step& s, Next k);
-  void arm_watchdog(ActorRt& a, const Step& s, const std::string& lock, TimeUs ttl_us,
-                    TimeUs every_us);
-  void do_write(ActorRt& a, const Step& s, Next k);
-  void do_watch_tx(ActorRt& a, const Step& s, Next k);
-  void tx_attempt(ActorRt& a, const Step& s, std::shared_ptr<TxState> st, Next k);
-  void do_eval(ActorRt& a, const Step& s, Next k);
-  void do_subscribe(ActorRt& a, const Step& s, Next k);
-  void do_publish(ActorRt& a, const Step& s, Next k);
-  void do_stream_add(ActorRt& a, const Step& s, Next k);
-  static std::vector<std::pair<std::string, std::string>> entries(const Reply& list);
-  void deliver_entries(ActorRt& a, const Step& s, const std::string& stream,
-                       const std::string& group,
-                       const std::vector<std::pair<std::string, std::string>>& got, bool ack,
-                       Next k);
-  void do_stream_consume(ActorRt& a, const Step& s, Next k);
-  void consume_loop(ActorRt& a, const Step& s, const std::string& stream, const std::string& group,
-                    const std::string& consumer, TimeUs until, Next k);
-  void do_autoclaim(ActorRt& a, const Step& s, Next k);
-  void do_repeat(ActorRt& a, const Step& s, int64_t i, std::shared_ptr<const Next> k);
 
   // ---------------------------------------------------------------------------------
   // Faults (engine.cpp; the kinds are in faults/)

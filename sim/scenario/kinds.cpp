@@ -7,6 +7,8 @@ std::string_view field_type_name(FieldType type) {
   switch (type) {
     case FieldType::Text:
       return "text";
+    case FieldType::CommandLine:
+      return "command line";
     case FieldType::Number:
       return "number";
     case FieldType::Count:
@@ -92,6 +94,12 @@ std::string field_inline_doc(const FieldSpec& f) {
 const FieldSpec* find_field(std::span<const FieldSpec> fields, std::string_view key) {
   for (const FieldSpec& f : fields)
     if (key == f.key) return &f;
+  return nullptr;
+}
+
+const StepKind* find_step_kind(std::string_view name) {
+  for (const StepKind* k : step_kinds())
+    if (name == k->name) return k;
   return nullptr;
 }
 

@@ -24,6 +24,7 @@ namespace redlab::scenario {
 // types").
 enum class FieldType : uint8_t {
   Text,            // a template: "lock:job:${n}"
+  CommandLine,     // a template that is a command line: "SET stock ${n}"
   Number,          // an integer expression, any sign (checked by the kind when it runs)
   Count,           // an integer expression that cannot be negative (checked at load if fixed)
   Duration,        // milliseconds, never negative (checked at load if fixed, else at run)
@@ -86,6 +87,26 @@ class StepNeeds;
 
 // What runs when a step is done (continuation style: a step that waits calls it later).
 using Next = std::function<void()>;
+
+// A step kind (sim/scenario/steps/). Besides its fields a step may carry do, when and save.
+struct StepKind {
+  const char* name;
+  std::span<const FieldSpec> fields;
+  // Runs the step for an actor and continues with next when it is done (at once, or later
+  // from the event loop). Run-time errors are located (Engine::fail).
+  void (*run)(Engine& engine, ActorRt& actor, const Step& step, Next next);
+  // What the loader checks across fields, after each field's own checks (types, choices,
+  // non-empty lists): an error message located at the step, or nullptr. nullptr: nothing.
+  const char* (*validate)(const Step& step) = nullptr;
+  // The scripts the step may run, for the run's user on a shared server (run_needs.h; its
+  // command lines are found from its fields' types). nullptr: none.
+  void (*needs)(const Step& step, StepNeeds& needs) = nullptr;
+  bool requires_save = false;  // `set`: the variable it sets is its save
+};
+
+// Every step kind, in documentation order.
+std::span<const StepKind* const> step_kinds();
+const StepKind* find_step_kind(std::string_view name);
 
 // A fault kind (sim/scenario/faults/). Its fields are among the keys every fault may carry
 // besides do, at_ms, when and why: actor, server, for_ms and by_ms (accepted by every kind,

@@ -103,108 +103,6 @@ bool is_ident(const std::string& s) {
   return is_word(s) && s.find('-') == std::string::npos;
 }
 
-enum class F { Text, Num, Dur, Bool, List, Name, Steps, Cond, Says };
-struct StepFieldSpec {
-  const char* key;
-  F type;
-  bool required;
-};
-
-// Step vocabulary: op -> its own fields (besides do, when, save).
-const std::map<std::string, std::vector<StepFieldSpec>>& step_specs() {
-  static const std::map<std::string, std::vector<StepFieldSpec>> specs = {
-      {"command",
-       {{"cmd", F::Text, false},
-        {"args", F::List, false},
-        {"deadline_ms", F::Dur, false},
-        {"record", F::Text, false}}},
-      {"pipeline", {{"cmds", F::List, true}}},
-      {"tx", {{"cmds", F::List, true}, {"record", F::Text, false}}},
-      {"sleep", {{"ms", F::Dur, true}}},
-      {"work", {{"ms", F::Dur, true}}},
-      {"lock_acquire",
-       {{"lock", F::Text, true},
-        {"ttl_ms", F::Dur, true},
-        {"retry_ms", F::Dur, false},
-        {"wait_ms", F::Dur, false},
-        {"token", F::Text, false}}},
-      {"lock_release",
-       {{"lock", F::Text, true}, {"method", F::Text, false}, {"script", F::Name, false}}},
-      {"lock_extend",
-       {{"lock", F::Text, true}, {"ttl_ms", F::Dur, true}, {"script", F::Name, false}}},
-      {"watchdog",
-       {{"lock", F::Text, true},
-        {"ttl_ms", F::Dur, true},
-        {"every_ms", F::Dur, false},
-        {"on_error", F::Text, false},
-        {"script", F::Name, false}}},
-      {"watchdog_stop", {{"lock", F::Text, true}}},
-      {"fenced_acquire",
-       {{"lock", F::Text, true},
-        {"fence_key", F::Text, true},
-        {"ttl_ms", F::Dur, true},
-        {"retry_ms", F::Dur, false},
-        {"wait_ms", F::Dur, false},
-        {"script", F::Name, false}}},
-      {"resource_write",
-       {{"resource", F::Name, true}, {"fence", F::Text, true}, {"value", F::Text, false}}},
-      {"watch_tx",
-       {{"watch", F::List, true},
-        {"read", F::Text, true},
-        {"guard", F::Text, false},
-        {"exec", F::List, true},
-        {"max_attempts", F::Num, false},
-        {"connection", F::Text, false},
-        {"think_ms", F::Dur, false},
-        {"record", F::Text, false}}},
-      {"eval",
-       {{"script", F::Name, true},
-        {"keys", F::List, false},
-        {"args", F::List, false},
-        {"record", F::Text, false}}},
-      {"subscribe",
-       {{"channels", F::List, true}, {"for_ms", F::Dur, true}, {"handle_ms", F::Dur, false}}},
-      {"publish",
-       {{"channel", F::Text, true}, {"message", F::Text, true}, {"pad_to", F::Num, false}}},
-      {"stream_add",
-       {{"stream", F::Text, true}, {"fields", F::List, true}, {"maxlen", F::Num, false}}},
-      {"stream_consume",
-       {{"stream", F::Text, true},
-        {"group", F::Text, true},
-        {"consumer", F::Text, false},
-        {"for_ms", F::Dur, true},
-        {"count", F::Num, false},
-        {"block_ms", F::Dur, false},
-        {"ack", F::Bool, false},
-        {"mode", F::Text, false}}},
-      {"stream_autoclaim",
-       {{"stream", F::Text, true},
-        {"group", F::Text, true},
-        {"consumer", F::Text, false},
-        {"min_idle_ms", F::Dur, true}}},
-      {"repeat", {{"times", F::Num, true}, {"every_ms", F::Dur, false}, {"steps", F::Steps, true}}},
-      {"if", {{"cond", F::Cond, true}, {"then", F::Steps, true}, {"else", F::Steps, false}}},
-      {"note", {{"text", F::Says, true}}},
-      {"set", {{"value", F::Text, true}}},
-  };
-  return specs;
-}
-
-// Fault vocabulary: op -> which of actor/server/for_ms/by_ms it needs.
-struct FaultSpec {
-  bool actor, server, for_ms, by_ms;
-};
-const std::map<std::string, FaultSpec>& fault_specs() {
-  static const std::map<std::string, FaultSpec> specs = {
-      {"pause", {true, false, true, false}},    {"disconnect", {true, false, false, false}},
-      {"refuse", {true, false, true, false}},   {"partition", {true, false, true, false}},
-      {"latency", {true, false, false, true}},  {"clock_jump", {false, true, false, true}},
-      {"restart", {false, true, false, false}}, {"script_flush", {false, true, false, false}},
-      {"stall", {false, true, true, false}},
-  };
-  return specs;
-}
-
 const std::set<std::string> kOptionNumbers = {"gomaxprocs",
                                               "pool_size",
                                               "pool_timeout_ms",
@@ -858,95 +756,112 @@ class Loader {
     const JsonValue* op = v.find("do");
     if (!op) fail(v.pos(), path, "missing key \"do\" (what the step does)");
     s.op = string_of(*op, path + ".do");
-    auto it = step_specs().find(s.op);
-    if (it == step_specs().end()) {
+    // The step registry (kinds.h) says which kinds exist and what fields each takes.
+    s.kind = find_step_kind(s.op);
+    if (!s.kind) {
       std::vector<std::string> known;
-      for (auto& [k, _] : step_specs()) known.push_back(k);
+      for (const StepKind* k : step_kinds()) known.push_back(k->name);
+      std::sort(known.begin(), known.end());
       std::string list = comma_list(known);
       fail(op->pos(), path + ".do",
            "unknown step \"" + s.op + "\" (expected one of: " + list + ")");
     }
     std::vector<std::string> allowed{"do", "when", "save"};
-    for (const StepFieldSpec& f : it->second) allowed.push_back(f.key);
+    for (const FieldSpec& f : s.kind->fields) allowed.push_back(f.key);
     check_keys(v, path, allowed);
     if (auto* w = v.find("when")) s.when = cond(*w, path + ".when");
     if (auto* sv = v.find("save")) {
       s.save = string_of(*sv, path + ".save");
       if (!is_ident(s.save))
         fail(sv->pos(), path + ".save", "a variable name is letters, digits and '_'");
-    } else if (s.op == "set") {
+    } else if (s.kind->requires_save) {
       fail(v.pos(), path, "missing key \"save\" (the variable to set)");
     }
-    for (const StepFieldSpec& f : it->second) {
+    for (const FieldSpec& f : s.kind->fields) {
       const JsonValue* fv = v.find(f.key);
-      std::string fp = path + "." + f.key;
       if (!fv) {
         if (f.required) fail(v.pos(), path, "missing key \"" + std::string(f.key) + "\"");
         continue;
       }
-      switch (f.type) {
-        case F::Text:
-          s.text.emplace(f.key, tmpl(*fv, fp));
-          break;
-        case F::Num:
-          s.number.emplace(f.key, expr(*fv, fp));
-          break;
-        case F::Dur:
-          s.number.emplace(f.key, duration(*fv, fp));
-          break;
-        case F::Bool:
-          s.flag[f.key] = boolean(*fv, fp);
-          break;
-        case F::List: {
-          expect_array(*fv, fp);
-          std::vector<Template> items;
-          for (size_t i = 0; i < fv->items().size(); i++)
-            items.push_back(tmpl(fv->items()[i], index(fp, i)));
-          s.list.emplace(f.key, std::move(items));
-          break;
-        }
-        case F::Name: {
-          std::string n = string_of(*fv, fp);
-          bool ok = std::string(f.key) == "script" ? sc_.script(n) != nullptr : has_resource(n);
-          if (!ok) fail(fv->pos(), fp, std::string("no ") + f.key + " named \"" + n + "\"");
-          s.name[f.key] = n;
-          break;
-        }
-        case F::Steps: {
-          auto sub = steps(*fv, fp, depth + 1);
-          if (std::string(f.key) == "else")
-            s.orelse = std::move(sub);
-          else
-            s.body = std::move(sub);
-          break;
-        }
-        case F::Cond:
-          s.cond = cond(*fv, fp);
-          break;
-        case F::Says:
-          s.says[f.key] = text_of(*fv, fp);
-          break;
+      step_field(s, f, *fv, path + "." + f.key, depth);
+    }
+    if (s.kind->validate)
+      if (const char* error = s.kind->validate(s)) fail(v.pos(), path, error);
+    // A literal value of a field with choices must be one of them (a template is checked when
+    // the step runs); a list that must have items has some.
+    for (const FieldSpec& f : s.kind->fields) {
+      const JsonValue* fv = v.find(f.key);
+      if (!fv) continue;
+      if (const Template* t = s.t(f.key); t && f.choices && t->is_literal()) {
+        std::vector<std::string> words = choice_words(f.choices);
+        if (std::find(words.begin(), words.end(), t->source()) == words.end())
+          fail(fv->pos(), path + "." + f.key, "expected " + choice_list(f.choices, true));
       }
+      if (const auto* l = s.l(f.key); l && f.non_empty && l->empty())
+        fail(fv->pos(), path + "." + f.key, "must not be empty");
     }
-    if (s.op == "command" && (s.t("cmd") != nullptr) == (s.l("args") != nullptr))
-      fail(v.pos(), path, "a command step needs exactly one of \"cmd\" and \"args\"");
-    if (s.op == "lock_release" && s.t("method") && s.t("method")->is_literal()) {
-      std::string m = s.t("method")->source();
-      if (m != "del" && m != "lua")
-        fail(v.find("method")->pos(), path + ".method", "expected \"del\" or \"lua\"");
-    }
-    if (s.op == "watch_tx") {
-      if (auto* g = s.t("guard");
-          g && g->is_literal() && g->source() != "positive" && g->source() != "always")
-        fail(v.find("guard")->pos(), path + ".guard", "expected \"positive\" or \"always\"");
-      if (auto* c = s.t("connection");
-          c && c->is_literal() && c->source() != "same" && c->source() != "pool")
-        fail(v.find("connection")->pos(), path + ".connection", "expected \"same\" or \"pool\"");
-    }
-    for (const char* key : {"cmds", "exec", "channels", "watch", "fields"})
-      if (auto* l = s.l(key); l && l->empty())
-        fail(v.find(key)->pos(), path + "." + key, "must not be empty");
     return s;
+  }
+  // One field of a step, read as its type says.
+  void step_field(Step& s, const FieldSpec& f, const JsonValue& fv, const std::string& fp,
+                  int depth) {
+    switch (f.type) {
+      case FieldType::Text:
+      case FieldType::CommandLine:
+        s.text.emplace(f.key, tmpl(fv, fp));
+        break;
+      case FieldType::Number:
+        s.number.emplace(f.key, expr(fv, fp));
+        break;
+      case FieldType::Count:
+      case FieldType::Duration:
+        s.number.emplace(f.key, duration(fv, fp));
+        break;
+      case FieldType::SignedDuration:
+        s.number.emplace(f.key, signed_ms(fv, fp));
+        break;
+      case FieldType::Bool:
+        s.flag[f.key] = boolean(fv, fp);
+        break;
+      case FieldType::List:
+      case FieldType::Commands: {
+        expect_array(fv, fp);
+        std::vector<Template> items;
+        for (size_t i = 0; i < fv.items().size(); i++)
+          items.push_back(tmpl(fv.items()[i], index(fp, i)));
+        s.list.emplace(f.key, std::move(items));
+        break;
+      }
+      case FieldType::Script: {
+        std::string n = string_of(fv, fp);
+        if (!sc_.script(n)) fail(fv.pos(), fp, "no script named \"" + n + "\"");
+        s.name[f.key] = n;
+        break;
+      }
+      case FieldType::Resource: {
+        std::string n = string_of(fv, fp);
+        if (!has_resource(n)) fail(fv.pos(), fp, "no resource named \"" + n + "\"");
+        s.name[f.key] = n;
+        break;
+      }
+      case FieldType::Steps: {
+        auto sub = steps(fv, fp, depth + 1);
+        if (std::string_view(f.key) == "else")
+          s.orelse = std::move(sub);
+        else
+          s.body = std::move(sub);
+        break;
+      }
+      case FieldType::Cond:
+        s.cond = cond(fv, fp);
+        break;
+      case FieldType::Says:
+        s.says[f.key] = text_of(fv, fp);
+        break;
+      case FieldType::Actor:
+      case FieldType::Server:
+        REDLAB_ASSERT(false && "no step kind has an actor or a server field");
+    }
   }
   bool has_resource(const std::string& n) const {
     for (auto& r : sc_.resources)

@@ -13,6 +13,43 @@ extern const CheckKind mutual_exclusion_check, no_foreign_unlock_check,
     retries_bounded_check;
 }  // namespace checks
 
+namespace steps {
+extern const StepKind command_step, pipeline_step, tx_step, sleep_step, work_step,
+    lock_acquire_step, fenced_acquire_step, lock_release_step, lock_extend_step, watchdog_step,
+    watchdog_stop_step, resource_write_step, watch_tx_step, eval_step, subscribe_step, publish_step,
+    stream_add_step, stream_consume_step, stream_autoclaim_step, repeat_step, if_step, note_step,
+    set_step;
+}  // namespace steps
+
+std::span<const StepKind* const> step_kinds() {
+  static constexpr const StepKind* kAll[] = {
+      &steps::command_step,
+      &steps::pipeline_step,
+      &steps::tx_step,
+      &steps::sleep_step,
+      &steps::work_step,
+      &steps::lock_acquire_step,
+      &steps::fenced_acquire_step,
+      &steps::lock_release_step,
+      &steps::lock_extend_step,
+      &steps::watchdog_step,
+      &steps::watchdog_stop_step,
+      &steps::resource_write_step,
+      &steps::watch_tx_step,
+      &steps::eval_step,
+      &steps::subscribe_step,
+      &steps::publish_step,
+      &steps::stream_add_step,
+      &steps::stream_consume_step,
+      &steps::stream_autoclaim_step,
+      &steps::repeat_step,
+      &steps::if_step,
+      &steps::note_step,
+      &steps::set_step,
+  };
+  return kAll;
+}
+
 namespace faults {
 extern const FaultKind pause_fault, disconnect_fault, refuse_fault, partition_fault, latency_fault,
     clock_jump_fault, restart_fault, script_flush_fault, stall_fault;

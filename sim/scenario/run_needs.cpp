@@ -77,31 +77,32 @@ class Collector {
   }
 
  private:
-  void step(const Step& s, const std::string& whose) {
-    for (const char* key : {"cmd", "read"})
-      if (const Template* t = s.t(key)) line(*t, whose);
-    for (const char* key : {"cmds", "exec"})
-      if (const auto* l = s.l(key))
-        for (const Template& t : *l) line(t, whose);
-    std::string named = s.nm("script");
-    auto or_default = [&](const char* def) { return named.empty() ? std::string(def) : named; };
-    if (s.op == "eval") {
-      script(named);
-    } else if (s.op == "fenced_acquire") {
-      script(or_default("fenced_acquire"));
-    } else if (s.op == "lock_extend" || s.op == "watchdog") {
-      script(or_default("lock_extend"));
-    } else if (s.op == "lock_release") {
-      bool lua = false;  // the default method is del
-      if (const Template* method = s.t("method")) {
-        try {
-          lua = eval_.text(*method, Where{s.where.pos, s.where.path + ".method"}) != "del";
-        } catch (const ScenarioError&) {
-          lua = true;
-        }
+  // What a step kind needs is told through this (StepKind::needs).
+  struct Needs final : StepNeeds {
+    explicit Needs(Collector& c) : c(c) {}
+    void script(const std::string& name) override { c.script(name); }
+    std::optional<std::string> text(const Template& t, const Where& where) override {
+      try {
+        return c.eval_.text(t, where);
+      } catch (const ScenarioError&) {
+        return std::nullopt;
       }
-      if (lua) script(or_default("lock_release"));
     }
+    Collector& c;
+  };
+
+  void step(const Step& s, const std::string& whose) {
+    // Command lines, wherever the kind has them (its fields' types say where).
+    for (const FieldSpec& f : s.kind->fields) {
+      if (f.type == FieldType::CommandLine) {
+        if (const Template* t = s.t(f.key)) line(*t, whose);
+      } else if (f.type == FieldType::Commands) {
+        if (const auto* l = s.l(f.key))
+          for (const Template& t : *l) line(t, whose);
+      }
+    }
+    Needs needs(*this);
+    if (s.kind->needs) s.kind->needs(s, needs);
   }
 
   const Scenario& sc_;

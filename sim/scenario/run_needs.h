@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "sim/scenario/backend.h"
@@ -23,6 +24,19 @@ namespace redlab::scenario {
 struct NeedsEval {
   std::function<bool(const Cond&, const Where&)> test;
   std::function<std::string(const Template&, const Where&)> text;
+};
+
+// What a step kind tells run_needs of itself (StepKind::needs).
+class StepNeeds {
+ public:
+  // The step may run this script.
+  virtual void script(const std::string& name) = 0;
+  // A template's value without an actor (parameters, variants, the seed), or nullopt if it
+  // cannot be known before the run.
+  virtual std::optional<std::string> text(const Template& t, const Where& where) = 0;
+
+ protected:
+  ~StepNeeds() = default;
 };
 
 // scripts: the run's --script replacements (name -> source).

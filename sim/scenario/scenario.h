@@ -21,6 +21,7 @@ namespace redlab::scenario {
 
 struct CheckKind;
 struct FaultKind;
+struct StepKind;
 
 // A located error in a scenario file ("scenarios/x.json:12:7: actors[0].steps[2]: ...").
 struct ScenarioError : std::runtime_error {
@@ -94,6 +95,7 @@ struct ResourceDef {
 
 struct Step {
   std::string op;  // "command", "lock_acquire", ... (scenarios/README.md lists them)
+  const StepKind* kind = nullptr;  // its entry in the step registry (set by the loader)
   Where where;
   std::optional<Cond> when;
   std::string save;  // the variable that receives the step's result

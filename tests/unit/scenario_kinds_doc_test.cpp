@@ -98,6 +98,52 @@ std::vector<std::string> inline_fields(const std::string& cell) {
   return split(cell, "; ");
 }
 
+// The kinds a "### a and b" / "### a" heading of the steps section documents.
+std::vector<std::string> heading_kinds(const std::string& line) {
+  std::vector<std::string> out;
+  for (const std::string& part : split(line.substr(4), " and "))
+    for (const std::string& name : split(part, ", ")) out.push_back(trim(name));
+  return out;
+}
+
+TEST(ScenarioKindsDoc, StepsSectionIsTheStepRegistry) {
+  std::string doc = section(readme(), "## steps");
+  ASSERT_FALSE(doc.empty());
+  // The overview lists every kind, and only those.
+  std::set<std::string> listed;
+  for (const auto& row : table(doc, "| Kind | What it does |"))
+    for (const std::string& name : code_words(row[0])) listed.insert(name);
+  std::set<std::string> registered;
+  for (const StepKind* k : step_kinds()) registered.insert(k->name);
+  EXPECT_EQ(listed, registered) << "the steps overview table";
+  // Each kind has its section, whose field table is the kind's fields, in order, each with
+  // its type (and unit) and its default.
+  std::map<std::string, int> sections;
+  std::istringstream in(doc);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("### ", 0) != 0) continue;
+    std::vector<std::string> names = heading_kinds(line);
+    std::string body = section(doc, line);
+    for (const std::string& name : names) {
+      sections[name]++;
+      const StepKind* kind = find_step_kind(name);
+      ASSERT_NE(kind, nullptr) << line << ": " << name << " is not in the step registry";
+      std::vector<std::string> want, got;
+      for (const FieldSpec& f : kind->fields)
+        want.push_back(std::string("`") + f.key + "` | " + field_type_doc(f) + " | " +
+                       field_default_doc(f));
+      for (const auto& row : table(body, "| Field | Type | Default | Meaning |")) {
+        ASSERT_EQ(row.size(), 4u) << name << ": " << row[0];
+        got.push_back(row[0] + " | " + row[1] + " | " + row[2]);
+      }
+      EXPECT_EQ(got, want) << name << ": its fields (key | type | default)";
+    }
+  }
+  for (const StepKind* k : step_kinds())
+    EXPECT_EQ(sections[k->name], 1) << k->name << ": one \"### \" section in scenarios/README.md";
+}
+
 TEST(ScenarioKindsDoc, ChecksTableIsTheCheckRegistry) {
   std::string doc = section(readme(), "## checks");
   ASSERT_FALSE(doc.empty());

@@ -1,0 +1,62 @@
+// resource_write: a write to a fenced resource (a database outside Redis), 2 ms away.
+#include "sim/scenario/engine_impl.h"
+#include "sim/scenario/kinds.h"
+
+namespace redlab::scenario::steps {
+namespace {
+
+using client::Context;
+using client::Error;
+using client::ErrorKind;
+using client::Result;
+
+void run_write(Engine& eng, ActorRt& a, const Step& s, Next k) {
+  std::string res = s.nm("resource");
+  std::string fence_text = eng.step_str(a, s, "fence");
+  auto fence = parse_int(fence_text);
+  if (!fence) eng.fail(eng.field(s, "fence"), "\"" + fence_text + "\" is not an integer fence");
+  std::string value = eng.step_str(a, s, "value", a.name);
+  int64_t span = eng.begin(eng.ev(a, "resource_write", eng.sid(s),
+                                  res + " fence=" + std::to_string(*fence) + " value=" + value)
+                               .with(F::resource, res)
+                               .with(F::fence, *fence)
+                               .with(F::value, value));
+  // The write travels to the database and back: a few ms, like a query.
+  ActorRt* p = &a;
+  eng.after(a, ms_to_us(2), [&eng, p, &s, k, res, f = *fence, value, span] {
+    ResourceRt& r = eng.resources_[res];
+    bool accepted = !r.check || !r.any || f >= r.highest;
+    int64_t highest_before = r.any ? r.highest : 0;
+    std::string text = res + " fence=" + std::to_string(f) + " value=" + value;
+    if (accepted) {
+      if (r.any && f < r.highest)
+        text += " accepted without a check (highest seen " + std::to_string(r.highest) + ")";
+      else
+        text += " accepted";
+      r.highest = r.any ? std::max(r.highest, f) : f;
+      r.any = true;
+    } else {
+      text += " rejected: fence " + std::to_string(f) + " < " + std::to_string(r.highest);
+    }
+    eng.end(eng.ev(*p, accepted ? "resource_accept" : "resource_reject", eng.sid(s), text)
+                .with(F::resource, res)
+                .with(F::fence, f)
+                .with(F::highest, highest_before)
+                .with(F::value, value),
+            span);
+    eng.save(*p, s, accepted ? "1" : "0");
+    k();
+  });
+}
+
+constexpr FieldSpec kWrite[] = {
+    {.key = "resource", .type = FieldType::Resource, .required = true},
+    {.key = "fence", .type = FieldType::Text, .required = true},
+    {.key = "value", .type = FieldType::Text, .absent = "the actor's name"}};
+
+}  // namespace
+
+extern const StepKind resource_write_step;
+const StepKind resource_write_step{"resource_write", kWrite, run_write, nullptr, nullptr, false};
+
+}  // namespace redlab::scenario::steps
