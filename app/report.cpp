@@ -150,6 +150,16 @@ bool story_event(const TraceEvent& e) {
   return kinds.count(e.kind) != 0;
 }
 
+// The run's interventions (meta intervention.1, .2, ...), in the order they were given.
+std::vector<std::string> interventions(const Trace& trace) {
+  std::vector<std::string> out;
+  for (size_t i = 1;; i++) {
+    auto it = trace.meta().find("intervention." + std::to_string(i));
+    if (it == trace.meta().end()) return out;
+    out.push_back(it->second);
+  }
+}
+
 }  // namespace
 
 std::string report_text(const Trace& trace) {
@@ -168,6 +178,7 @@ std::string report_text(const Trace& trace) {
     if (k.rfind("server.", 0) == 0)
       servers += (servers.empty() ? "" : ", ") + k.substr(7) + " (" + v + ")";
   if (!servers.empty()) out << "servers " << servers << "\n";
+  for (const std::string& line : interventions(trace)) out << "intervention " << line << "\n";
   out << "\n" << chart(ix, 60) << "\n";
   out << "events\n";
   size_t shown = 0, hidden = 0;
@@ -216,6 +227,9 @@ std::string report_text(const Trace& trace) {
   // On a real backend some checks are left out: say on what the verdict stands.
   if (size_t at = ix.expectation_text().find(" on the checks"); at != std::string::npos)
     verdict += ix.expectation_text().substr(at);
+  if (ix.expectation_text().find(" (none with interventions") != std::string::npos)
+    verdict =
+        "no expectation (the run has interventions; the file's expectations are for its own run)";
   out << "\n"
       << verdict << " (" << trace.size() << " trace events, " << format_time(ix.end_us())
       << (backend == "fake" ? " of virtual time" : " of wall-clock time") << ")\n";
@@ -245,6 +259,7 @@ ojson report_json(const Trace& trace) {
                             {"version", blank == std::string::npos ? "" : v.substr(blank + 1)}};
   }
   if (!servers.empty()) j["servers"] = servers;
+  if (auto lines = interventions(trace); !lines.empty()) j["interventions"] = lines;
   ojson checks = ojson::array();
   for (const TraceCheck& c : ix.checks()) {
     ojson cj;

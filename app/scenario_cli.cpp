@@ -25,6 +25,7 @@
 #include "sim/scenario/checks.h"
 #include "sim/scenario/engine.h"
 #include "sim/scenario/export.h"
+#include "sim/scenario/intervention.h"
 #include "sim/scenario/scenario.h"
 
 namespace redlab::app {
@@ -141,6 +142,12 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
     } else if (a == "--script") {
       auto [k, v] = split_pair(a, value());
       c.script_files[k] = v;
+    } else if (a == "--fault") {
+      // An intervention (sim/scenario/intervention.h), read against the scenario at load.
+      c.run.interventions.push_back(value());
+      if (c.run.interventions.size() > scenario::kInterventionsMax)
+        throw UsageError{"--fault: at most " + std::to_string(scenario::kInterventionsMax) +
+                         " interventions"};
     } else if (a == "--param") {
       c.param = value();
       if (c.param.empty()) throw UsageError{"--param needs a parameter name"};
@@ -233,7 +240,14 @@ Scenario load(const Common& c) {
   refuse_overwriting_inputs(c, path);
   std::string text;
   if (auto error = app::read_input(path, InputKind::scenario, &text)) throw UsageError{*error};
-  return load_scenario_text(text, path);
+  Scenario sc = load_scenario_text(text, path);
+  // The runs add the interventions themselves (run_scenario); read here too, so a bad one is
+  // reported before any run starts.
+  if (!c.run.interventions.empty()) {
+    Scenario with = sc;
+    add_interventions(with, c.run.interventions);
+  }
+  return sc;
 }
 
 template <typename F>
@@ -472,7 +486,7 @@ int run_main(const std::vector<std::string>& args) {
     Common c = parse_common("run", args,
                             "--seed --set --variant --backend --time-scale --allow-server-faults "
                             "--trace --chrome-trace "
-                            "--json --lang --script --lua-instructions-max ");
+                            "--json --lang --script --fault --lua-instructions-max ");
     Scenario sc = load(c);
     for (auto& [name, file] : c.script_files) {
       c.run.scripts[name] = read_script(name, file);
@@ -508,7 +522,7 @@ int explore_main(const std::vector<std::string>& args) {
     Common c =
         parse_common("explore", args,
                      "--seeds --set --variant --backend --time-scale --allow-server-faults --json "
-                     "--lang --script --lua-instructions-max ");
+                     "--lang --script --fault --lua-instructions-max ");
     if (c.seeds == 0) c.seeds = 1000;
     Scenario sc = load(c);
     for (auto& [name, file] : c.script_files) {
@@ -813,7 +827,7 @@ int sweep_main(const std::vector<std::string>& args) {
   return guarded([&] {
     Common c = parse_common("sweep", args,
                             "--param --from --to --steps --seeds --set --variant --script --json "
-                            "--lang --lua-instructions-max ");
+                            "--lang --fault --lua-instructions-max ");
     if (c.param.empty()) throw UsageError{"'sweep' needs --param NAME (the parameter to move)"};
     Scenario sc = load(c);
     const Param* p = sc.param(c.param);

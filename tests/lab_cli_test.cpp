@@ -218,4 +218,107 @@ TEST(Diff, BadInputIsAOneLineError) {
   expect_usage_error({"diff", a, a, "--frobnicate"}, "unknown option --frobnicate");
 }
 
+// ---- interventions (--fault) ----
+
+// The verdict of a check in a `run --json` object: "held", "violated" or "not judged".
+std::string verdict_of(const json& run, const std::string& check) {
+  for (const auto& c : run["checks"])
+    if (c["name"] == check) return c["ok"].get<bool>() ? "held" : "violated";
+  return "absent";
+}
+
+// With the watchdog on and no pause of its own (pause_ms=0), A keeps the lock; an
+// intervention that freezes A for 14 s at 3 s outlasts the 10 s TTL: B gets the lock while A
+// still believes it holds it. The same intervention, shorter than the TTL left, changes
+// nothing. The trace names the intervention, and the file's expectation is not applied.
+TEST(Interventions, APauseAtAMomentFlipsMutualExclusion) {
+  TempDir dir;
+  std::vector<std::string> base = {"run",   "ttl-double-holder", "--variant", "watchdog=on",
+                                   "--set", "pause_ms=0",        "--json"};
+  Child plain = redlab(base);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(verdict_of(json::parse(plain.out), "mutual_exclusion"), "held");
+
+  std::string trace = dir.file("t.json");
+  auto with = base;
+  with.insert(with.end(), {"--fault", "pause A at 3000 for 14000", "--trace", trace});
+  Child paused = redlab(with);
+  ASSERT_EQ(paused.status, 0) << paused.err;  // no expectation to miss
+  json j = json::parse(paused.out);
+  EXPECT_EQ(verdict_of(j, "mutual_exclusion"), "violated") << paused.out;
+  std::ifstream in(trace);
+  json t = json::parse(in);
+  EXPECT_EQ(t["meta"]["intervention.1"], "pause A at 3000 for 14000");
+
+  auto brief = base;
+  brief.insert(brief.end(), {"--fault", "pause A at 3s for 1.5s"});
+  Child short_pause = redlab(brief);
+  ASSERT_EQ(short_pause.status, 0) << short_pause.err;
+  EXPECT_EQ(verdict_of(json::parse(short_pause.out), "mutual_exclusion"), "held");
+
+  // The text report says why there is no expectation.
+  Child text = redlab({"run", "ttl-double-holder", "--fault", "disconnect B at 11000"});
+  EXPECT_NE(text.out.find("no expectation (the run has interventions"), std::string::npos)
+      << text.out;
+}
+
+// Same inputs and interventions, same bytes; the order of two interventions is kept.
+TEST(Interventions, AreDeterministicAndRepeatable) {
+  TempDir dir;
+  auto run = [&](const std::string& name) {
+    std::string f = dir.file(name);
+    Child c =
+        redlab({"run", "forged-fence", "--seed", "3", "--fault", "clock_jump redis at 4000 by 5000",
+                "--fault", "pause A at 1s for 2s", "--trace", f});
+    EXPECT_EQ(c.status == 0 || c.status == 1, true) << c.err;
+    std::ifstream in(f, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string a = run("a.json"), b = run("b.json");
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+  json t = json::parse(a);
+  EXPECT_EQ(t["meta"]["intervention.1"], "clock_jump redis at 4000 by 5000");
+  EXPECT_EQ(t["meta"]["intervention.2"], "pause A at 1s for 2s");
+}
+
+TEST(Interventions, BadOnesAreOneLineErrorsBeforeAnyRun) {
+  expect_usage_error({"run", "ttl-double-holder", "--fault", "pause Z at 3000 for 1000"},
+                     "intervention \"pause Z at 3000 for 1000\": actor: no actor named \"Z\"");
+  expect_usage_error({"run", "ttl-double-holder", "--fault", "pause A at 3000"},
+                     "missing key \"for_ms\"");
+  expect_usage_error({"run", "ttl-double-holder", "--fault", "pause A at 3x for 1000"},
+                     "(column 12): \"3x\" is not a time");
+  expect_usage_error({"run", "ttl-double-holder", "--fault", "explode A at 3000"},
+                     "unknown fault \"explode\"");
+  expect_usage_error({"run", "ttl-double-holder", "--fault", "pause A for 1000"},
+                     "missing \"at MS\"");
+  expect_usage_error({"run", "ttl-double-holder", "--fault", "pause A at 1000 at 2000"},
+                     "\"at\" given twice");
+  expect_usage_error({"run", "ttl-double-holder", "--fault", ""}, "empty");
+  expect_usage_error({"run", "ttl-double-holder", "--fault", "pause A at 0.5ms for 1"},
+                     "not a time");
+  expect_usage_error({"sweep", "ttl-double-holder", "--param", "pause_ms", "--from", "0", "--to",
+                      "1000", "--steps", "2", "--fault", "pause Nobody at 1 for 1"},
+                     "no actor named");
+  // An exercise is graded on its own seeds and settings: no interventions there.
+  expect_usage_error({"check", "ttl-double-holder", "--fault", "pause A at 1 for 1"},
+                     "unknown option --fault");
+}
+
+// A sweep runs every point with the interventions: a pause of A at 3 s for longer than the
+// watchdog's TTL breaks mutual exclusion at every point of an unrelated parameter.
+TEST(Interventions, ApplyToEveryRunOfASweep) {
+  Child c = redlab({"sweep", "ttl-double-holder", "--param", "work_ms", "--from", "3000", "--to",
+                    "12000", "--steps", "4", "--seeds", "2", "--variant", "watchdog=on", "--set",
+                    "pause_ms=0", "--fault", "pause A at 2500 for 14000", "--json"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  json j = json::parse(c.out);
+  for (const auto& p : j["points"])
+    for (const auto& ch : p["checks"])
+      if (ch["name"] == "mutual_exclusion") {
+        EXPECT_EQ(ch["violated"], 2) << p.dump();
+      }
+}
+
 }  // namespace

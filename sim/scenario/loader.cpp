@@ -10,6 +10,7 @@
 #include "sim/core/assert.h"
 #include "sim/fake/sha1.h"
 #include "sim/scenario/checks.h"
+#include "sim/scenario/intervention.h"
 #include "sim/scenario/scenario.h"
 
 namespace redlab::scenario {
@@ -206,8 +207,38 @@ class Loader {
     return std::move(sc_);
   }
 
+  // An intervention's faults[] entry (sim/scenario/intervention.h), checked by the rules of a
+  // fault in the file and added to `sc`; errors name `origin` instead of a place in a file.
+  void add_fault(Scenario& sc, std::string_view entry, const std::string& origin) {
+    text_ = entry;
+    origin_ = origin;
+    JsonError err;
+    auto doc = parse_json(entry, &err);
+    if (!doc) fail(err.pos, "", err.message);
+    sc_ = std::move(sc);
+    for (const Param& p : sc_.params) names_.insert(p.name);
+    for (const Variant& v : sc_.variants) names_.insert(v.name);
+    try {
+      size_t first = sc_.faults.size();
+      load_fault(*doc, origin_);
+      for (size_t i = first; i < sc_.faults.size(); i++)
+        sc_.faults[i].where = Where{Pos{0, 0}, origin_};
+    } catch (...) {
+      sc = std::move(sc_);
+      throw;
+    }
+    sc = std::move(sc_);
+  }
+
  private:
   [[noreturn]] void fail(Pos pos, const std::string& path, const std::string& message) const {
+    if (!origin_.empty()) {
+      // An intervention: the line is the place ("intervention \"...\": actor: ...").
+      std::string rest = path.rfind(origin_, 0) == 0 ? path.substr(origin_.size()) : path;
+      if (!rest.empty() && rest[0] == '.') rest = rest.substr(1);
+      throw ScenarioError(file_ + ": " + origin_ + ": " + (rest.empty() ? "" : rest + ": ") +
+                          message);
+    }
     throw_located(file_, Where{pos, path}, message);
   }
   [[noreturn]] void type_error(const JsonValue& v, const std::string& path,
@@ -970,9 +1001,10 @@ class Loader {
   void load_faults(const JsonValue& v) {
     expect_array(v, "faults");
     at_most(v, "faults", kListMax, "faults");
-    for (size_t i = 0; i < v.items().size(); i++) {
-      const JsonValue& f = v.items()[i];
-      std::string path = index("faults", i);
+    for (size_t i = 0; i < v.items().size(); i++) load_fault(v.items()[i], index("faults", i));
+  }
+  void load_fault(const JsonValue& f, const std::string& path) {
+    {
       expect_object(f, path);
       // The fault registry (kinds.h) says which kinds exist and which keys each takes: the
       // shared ones (actor, server, for_ms, by_ms: accepted by every kind) and its own.
@@ -1297,6 +1329,7 @@ class Loader {
   }
 
   std::string file_;
+  std::string origin_;     // an intervention's words, when loading one (add_fault)
   std::string_view text_;  // the document being loaded, for positions inside strings
   Scenario sc_;
   std::set<std::string> saves_;
@@ -1307,8 +1340,10 @@ class Loader {
 }  // namespace
 
 void throw_located(const std::string& file, const Where& where, const std::string& message) {
-  std::string text =
-      file + ":" + std::to_string(where.pos.line) + ":" + std::to_string(where.pos.column) + ": ";
+  // Line 0: no place in the file (an intervention, which names itself in the path).
+  std::string text = where.pos.line == 0 ? file + ": "
+                                         : file + ":" + std::to_string(where.pos.line) + ":" +
+                                               std::to_string(where.pos.column) + ": ";
   if (!where.path.empty()) text += where.path + ": ";
   throw ScenarioError(text + message);
 }
@@ -1323,6 +1358,22 @@ Scenario load_scenario_text(std::string_view text, const std::string& file) {
   Scenario sc = Loader(file).load(text);
   sc.sha1 = fake::sha1_hex(text);
   return sc;
+}
+
+void add_interventions(Scenario& sc, const std::vector<std::string>& lines) {
+  if (lines.size() > kInterventionsMax)
+    throw ScenarioError(sc.file + ": more than " + std::to_string(kInterventionsMax) +
+                        " interventions");
+  for (const std::string& line : lines) {
+    std::string shown = line.substr(0, 80) + (line.size() > 80 ? "..." : "");
+    std::string entry;
+    try {
+      entry = intervention_entry(sc, line);
+    } catch (const ScenarioError& e) {
+      throw ScenarioError(sc.file + ": " + e.what());
+    }
+    Loader(sc.file).add_fault(sc, entry, "intervention \"" + shown + "\"");
+  }
 }
 
 Scenario load_scenario_file(const std::string& path) {
