@@ -227,7 +227,8 @@ std::string report_text(const Trace& trace) {
   // On a real backend some checks are left out: say on what the verdict stands.
   if (size_t at = ix.expectation_text().find(" on the checks"); at != std::string::npos)
     verdict += ix.expectation_text().substr(at);
-  if (ix.expectation_text().find(" (none with interventions") != std::string::npos)
+  // The run's inputs say so (its meta), not the expectation event's words.
+  if (!interventions(trace).empty())
     verdict =
         "no expectation (the run has interventions; the file's expectations are for its own run)";
   out << "\n"

@@ -50,6 +50,7 @@ struct Common {
   bool json = false;
   int64_t seeds = 0;
   std::map<std::string, std::string> script_files;
+  std::vector<std::string> faults;  // --fault: interventions, added to the scenario at load
   // sweep
   std::string param;
   std::optional<int64_t> from, to, steps;
@@ -144,8 +145,8 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
       c.script_files[k] = v;
     } else if (a == "--fault") {
       // An intervention (sim/scenario/intervention.h), read against the scenario at load.
-      c.run.interventions.push_back(value());
-      if (c.run.interventions.size() > scenario::kInterventionsMax)
+      c.faults.push_back(value());
+      if (c.faults.size() > scenario::kInterventionsMax)
         throw UsageError{"--fault: at most " + std::to_string(scenario::kInterventionsMax) +
                          " interventions"};
     } else if (a == "--param") {
@@ -233,6 +234,28 @@ std::string variant_line(const RunResult& r) {
   return out;
 }
 
+// One argument as a POSIX shell reads it: bare when it is safe, else in single quotes.
+std::string shell_word(const std::string& w) {
+  bool safe = !w.empty();
+  for (char ch : w)
+    safe = safe && (std::isalnum(static_cast<unsigned char>(ch)) || std::strchr("-_=./:,+@%", ch));
+  if (safe) return w;
+  std::string out = "'";
+  for (char ch : w) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+// The command that reruns one run of a subcommand exactly: its seed, variants, parameters,
+// replaced scripts and interventions (what explore, check and sweep print as "replay").
+std::string replay_command(const Common& c, const std::string& id, const RunOptions& o) {
+  std::string cmd = "redlab run " + id + " --seed " + std::to_string(o.seed);
+  for (auto& [k, v] : o.variant) cmd += " --variant " + shell_word(k + "=" + v);
+  for (auto& [k, v] : o.set) cmd += " --set " + shell_word(k + "=" + std::to_string(v));
+  for (auto& [k, f] : c.script_files) cmd += " --script " + shell_word(k + "=" + f);
+  for (const std::string& f : c.faults) cmd += " --fault " + shell_word(f);
+  return cmd;
+}
+
 // The scenario of a subcommand, read through app/files (its size limit, a FIFO's deadline),
 // after refusing outputs that would overwrite an input.
 Scenario load(const Common& c) {
@@ -241,12 +264,9 @@ Scenario load(const Common& c) {
   std::string text;
   if (auto error = app::read_input(path, InputKind::scenario, &text)) throw UsageError{*error};
   Scenario sc = load_scenario_text(text, path);
-  // The runs add the interventions themselves (run_scenario); read here too, so a bad one is
-  // reported before any run starts.
-  if (!c.run.interventions.empty()) {
-    Scenario with = sc;
-    add_interventions(with, c.run.interventions);
-  }
+  // Once, before any run: a bad one is reported up front, and explore's and sweep's runs share
+  // the scenario instead of reading the lines again each.
+  add_interventions(sc, c.faults);
   return sc;
 }
 
@@ -614,10 +634,9 @@ int explore_main(const std::vector<std::string>& args) {
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto replay = [&](int64_t seed) {
-      std::string cmd = "redlab run " + sc.id + " --seed " + std::to_string(seed);
-      for (auto& [k, v] : c.run.variant) cmd += " --variant " + k + "=" + v;
-      for (auto& [k, v] : c.run.set) cmd += " --set " + k + "=" + std::to_string(v);
-      return cmd;
+      RunOptions o = c.run;
+      o.seed = uint64_t(seed);
+      return replay_command(c, sc.id, o);
     };
     if (c.json) {
       ojson j;
@@ -626,6 +645,7 @@ int explore_main(const std::vector<std::string>& args) {
       ojson variant = ojson::object();
       for (auto& [k, v] : first.variant) variant[k] = v;
       j["variant"] = variant;
+      if (!c.faults.empty()) j["interventions"] = c.faults;
       ojson checks = ojson::array();
       for (size_t i = 0; i < tally.size(); i++) {
         ojson cj;
@@ -717,13 +737,7 @@ int check_main(const std::vector<std::string>& args) {
       base.script_paths[name] = file;
     }
     int64_t seeds = c.seeds ? c.seeds : ex.seeds;
-    auto replay = [&](const RunOptions& o) {
-      std::string cmd = "redlab run " + sc.id + " --seed " + std::to_string(o.seed);
-      for (auto& [k, v] : o.variant) cmd += " --variant " + k + "=" + v;
-      for (auto& [k, v] : o.set) cmd += " --set " + k + "=" + std::to_string(v);
-      for (auto& [k, f] : c.script_files) cmd += " --script " + k + "=" + f;
-      return cmd;
-    };
+    auto replay = [&](const RunOptions& o) { return replay_command(c, sc.id, o); };
     // What the grader checks, from the checks' own registry.
     std::vector<std::string> graded;
     std::string graded_text;
@@ -866,12 +880,10 @@ int sweep_main(const std::vector<std::string>& args) {
     if (progress) std::cerr << "\r\033[K";
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto replay = [&](int64_t value, int64_t seed) {
-      std::string cmd = "redlab run " + sc.id + " --seed " + std::to_string(seed);
-      for (auto& [k, v] : c.run.variant) cmd += " --variant " + k + "=" + v;
-      for (auto& [k, v] : c.run.set) cmd += " --set " + k + "=" + std::to_string(v);
-      cmd += " --set " + request.param + "=" + std::to_string(value);
-      for (auto& [k, f] : c.script_files) cmd += " --script " + k + "=" + f;
-      return cmd;
+      RunOptions o = c.run;
+      o.seed = uint64_t(seed);
+      o.set[request.param] = value;  // the point's value, over a --set of the same name
+      return replay_command(c, sc.id, o);
     };
     if (c.json) {
       ojson j;
@@ -885,6 +897,7 @@ int sweep_main(const std::vector<std::string>& args) {
       for (auto& [k, v] : c.run.variant) variant[k] = v;
       for (auto& [k, v] : c.run.set) set[k] = v;
       j["variant"] = variant;
+      if (!c.faults.empty()) j["interventions"] = c.faults;
       j["set"] = set;
       ojson points = ojson::array();
       for (const SweepPoint& pt : result.points) {

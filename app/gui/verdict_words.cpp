@@ -7,6 +7,7 @@
 #include <cctype>
 #include <set>
 
+#include "sim/scenario/checks/common.h"
 #include "sim/scenario/expr.h"  // parse_int
 
 namespace redlab::gui {
@@ -47,19 +48,10 @@ size_t at_time(const TraceIndex& ix, std::string_view kind, TimeUs t, P pred) {
   return found;
 }
 
-std::string actor_of_cause(const TraceIndex& ix, int64_t cause) {
-  size_t i = ix.span_begin(cause);
-  return i == kNoEvent ? std::string() : ix.event(i).actor;
-}
-
+// The actor and the command of a span: the checks' own readers of a cause.
+using scenario::checks::actor_of_cause;
 std::string command_of_cause(const TraceIndex& ix, int64_t cause) {
-  size_t i = ix.span_begin(cause);
-  if (i == kNoEvent) return "";
-  const auto* argv = ix.event(i).list(F::argv);
-  if (!argv || argv->empty()) return "";
-  std::string name = (*argv)[0];
-  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return name;
+  return scenario::checks::command_name(ix, cause);
 }
 
 std::string who_at(const ViolationRegion& v, size_t i) {

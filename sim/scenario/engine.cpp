@@ -4,8 +4,6 @@
 // (steps/, faults/, checks/), found through the registries (kinds.h).
 #include "sim/scenario/engine.h"
 
-#include "sim/scenario/intervention.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -400,8 +398,8 @@ void Engine::build_world() {
   trace_.set_meta("seed", std::to_string(opt_.seed));
   for (auto& [k, v] : result_.variant) trace_.set_meta("variant." + k, v);
   for (auto& [k, v] : result_.params) trace_.set_meta("param." + k, std::to_string(v));
-  for (size_t i = 0; i < opt_.interventions.size(); i++)
-    trace_.set_meta("intervention." + std::to_string(i + 1), opt_.interventions[i]);
+  for (size_t i = 0; i < sc_.interventions.size(); i++)
+    trace_.set_meta("intervention." + std::to_string(i + 1), sc_.interventions[i]);
   // A replaced script (an exercise answer) is part of the run's input: kept whole, so the
   // trace says exactly what ran.
   for (auto& [k, v] : opt_.scripts) trace_.set_meta("script." + k, v);
@@ -827,7 +825,7 @@ void Engine::evaluate_checks() {
   std::map<std::string, bool> expected;
   // The file's expectations describe its own story; an intervention writes another one, so
   // its verdicts are reported without an expectation to meet.
-  bool intervened = !opt_.interventions.empty();
+  bool intervened = !sc_.interventions.empty();
   for (const Expectation& e : sc_.expect)
     if (!intervened && test(e.when, nullptr, e.where))
       for (auto& [k, v] : e.checks) {
@@ -885,12 +883,6 @@ void Engine::evaluate_checks() {
 }
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
-  if (!options.interventions.empty()) {
-    Scenario with = scenario;
-    add_interventions(with, options.interventions);
-    Engine engine(with, options);
-    return engine.run();
-  }
   Engine engine(scenario, options);
   return engine.run();
 }

@@ -31,9 +31,6 @@ struct RunOptions {
   std::map<std::string, std::string> scripts;       // script name -> replacement source (exercises)
   std::map<std::string, std::string> script_paths;  // script name -> its file, for messages
   std::string lang = "en";
-  // Interventions (sim/scenario/intervention.h): faults added to the file's own, each one
-  // line ("pause A at 3000 for 14000"); kept in the trace meta so the run can be replayed.
-  std::vector<std::string> interventions;
   // Bounds of one run (docs: scenarios/README.md, "Limits"). A run that reaches one stops
   // there: RunResult::bound says which, located at the step that ran last.
   uint64_t events_max = 5'000'000;            // scheduler events (timers, deliveries, ...)

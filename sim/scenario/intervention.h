@@ -28,8 +28,10 @@ inline constexpr size_t kInterventionsMax = 1000;  // per run
 // cannot be read; what the entry says is then checked by the loader like any fault.
 std::string intervention_entry(const Scenario& sc, std::string_view line);
 
-// The interventions of a run, added to `sc.faults` after the file's own: each line read by
-// intervention_entry and loaded by the loader's fault rules; errors name the line.
+// The interventions of a run, added to `sc.faults` after the file's own and listed in
+// `sc.interventions` (the engine keeps them in the trace meta and applies no expectation):
+// each line read by intervention_entry and loaded by the loader's fault rules; errors name
+// the line. Done once per scenario, not per run.
 void add_interventions(Scenario& sc, const std::vector<std::string>& lines);
 
 }  // namespace redlab::scenario

@@ -1361,7 +1361,7 @@ Scenario load_scenario_text(std::string_view text, const std::string& file) {
 }
 
 void add_interventions(Scenario& sc, const std::vector<std::string>& lines) {
-  if (lines.size() > kInterventionsMax)
+  if (sc.interventions.size() + lines.size() > kInterventionsMax)
     throw ScenarioError(sc.file + ": more than " + std::to_string(kInterventionsMax) +
                         " interventions");
   for (const std::string& line : lines) {
@@ -1373,6 +1373,7 @@ void add_interventions(Scenario& sc, const std::vector<std::string>& lines) {
       throw ScenarioError(sc.file + ": " + e.what());
     }
     Loader(sc.file).add_fault(sc, entry, "intervention \"" + shown + "\"");
+    sc.interventions.push_back(line);
   }
 }
 

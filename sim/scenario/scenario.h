@@ -221,6 +221,9 @@ struct Scenario {
   std::vector<SetupCommand> setup;
   std::vector<ActorDef> actors;
   std::vector<FaultDef> faults;
+  // Faults added from outside the file for one run (intervention.h), as given, in order: they
+  // are the last entries of `faults`, and they take the file's expectations away.
+  std::vector<std::string> interventions;
   std::vector<CheckDef> checks;
   std::vector<Expectation> expect;
   std::vector<Note> narration;
