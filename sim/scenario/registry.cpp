@@ -11,6 +11,8 @@ extern const CheckKind mutual_exclusion_check, no_foreign_unlock_check,
     no_stale_write_check, no_forged_fence_check, no_lost_messages_check, no_pool_timeouts_check,
     no_read_timeouts_check, no_oversell_check, stock_matches_sales_check, all_sold_check,
     retries_bounded_check;
+// Issue 14, multi-no-rollback and cas-version.
+extern const CheckKind writes_together_check, no_unseen_overwrite_check, all_recorded_check;
 }  // namespace checks
 
 namespace steps {
@@ -80,6 +82,10 @@ std::span<const CheckKind* const> check_kinds() {
       &checks::stock_matches_sales_check,
       &checks::all_sold_check,
       &checks::retries_bounded_check,
+      // Issue 14, multi-no-rollback and cas-version.
+      &checks::writes_together_check,
+      &checks::no_unseen_overwrite_check,
+      &checks::all_recorded_check,
   };
   return kAll;
 }
