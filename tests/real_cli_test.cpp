@@ -251,6 +251,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kCombination
     {"ttl-double-holder", {"--variant", "watchdog=on", "--variant", "release=lua"}},
     {"ttl-double-holder", {"--variant", "watchdog=on", "--set", "pause_ms=15000"}},
     {"pool-exhaustion", {"--variant", "server=slow", "--variant", "blocking=dedicated-client"}},
+    // DISCARD after a queuing error: the transaction's DECR never runs.
+    {"multi-no-rollback", {"--variant", "error=bad-command", "--variant", "checkout=discard"}},
 };
 
 // Scenarios whose faults cannot be staged on a real server, and why. A real backend must refuse
