@@ -331,13 +331,18 @@ void App::draw_top_bar() {
   record("reveal");
   help_marker(tr(S::reveal_tip, L));
 
-  const std::string speed_format = std::string(tr(S::speed, L)) + " %.1fx";
-  const float speed_px = text_px((std::string(tr(S::speed, L)) + " 20.0x").c_str()) + 40;
+  // The slider shows the value in the language's words ("1,5×"): a format with no printf
+  // directive is drawn as it is ('%' doubled), and typing a value in (Ctrl+click) is off.
+  std::string speed_format;
+  for (char c : std::string(tr(S::speed, L)) + " " + speed_words(speed_, L))
+    speed_format += c == '%' ? std::string("%%") : std::string(1, c);
+  const float speed_px =
+      text_px((std::string(tr(S::speed, L)) + " " + speed_words(20.0, L)).c_str()) + 40;
   flow(speed_px, gap_px);
   ImGui::SetNextItemWidth(speed_px);
   float speed = speed_;
   if (ImGui::SliderFloat("##speed", &speed, 0.1f, 20.0f, speed_format.c_str(),
-                         ImGuiSliderFlags_Logarithmic))
+                         ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_NoInput))
     set_speed(speed);
   record("speed");
   help_marker(tr(S::speed_tip, L));
@@ -689,9 +694,7 @@ void App::draw_presenter() {
   std::string state = std::string(tr(playing_ ? S::state_playing : S::state_paused, L)) + "   " +
                       seconds_words(view_.playhead_us, L) + " / " +
                       seconds_words(model_.end_us(), L);
-  char speed_text[32];
-  std::snprintf(speed_text, sizeof speed_text, "   %gx", double(speed_));
-  state += speed_text;
+  state += "   " + speed_words(speed_, L);
   if (reveal_) state += std::string("   ") + tr(S::state_revealed, L);
   if (stop_at_notes_) state += std::string("   ") + tr(S::state_stops, L);
   const float state_px = ImGui::CalcTextSize(state.c_str()).x;
@@ -855,7 +858,8 @@ void App::draw_selected_event() {
     ImGui::PopTextWrapPos();
     return;
   }
-  ImGui::TextUnformatted(trf(S::event_at, L, {e.kind, seconds_words(e.time_us, L)}).c_str());
+  ImGui::TextUnformatted(
+      trf(S::event_at, L, {event_kind_label(e.kind, L), seconds_words(e.time_us, L)}).c_str());
   if (!e.actor.empty()) ImGui::TextUnformatted(trf(S::actor_is, L, {e.actor}).c_str());
   if (e.connection >= 0) {
     std::string server = model_.server_of(e.connection);
@@ -879,7 +883,12 @@ void App::draw_selected_event() {
   // The typed fields: what the event says, exactly (argv, reply, token, TTL, fence, ...).
   if (!e.fields.empty()) {
     ImGui::Separator();
-    for (const std::string& line : event_fields(e))
+    const Lang lang = L;
+    auto check_title = [this, lang](F field, std::string_view name) {
+      const std::string n(name);
+      return field == F::check ? title_of(n) : gui::check_title(n, n, lang);
+    };
+    for (const std::string& line : event_fields_words(e, L, check_title))
       ImGui::TextColored(kMutedColour, "%s", line.c_str());
   }
   if (e.span > 0)
@@ -902,12 +911,15 @@ void App::draw_selected_event() {
   if (selected_span_) {
     const Item& item = *selected_span_;
     if (item.open()) {
-      ImGui::TextColored(kMutedColour, "%s", trf(S::still_open_what, L, {e.kind}).c_str());
+      ImGui::TextColored(kMutedColour, "%s",
+                         trf(S::still_open_what, L, {event_kind_label(e.kind, L)}).c_str());
     } else if (item.end_event >= 0 && size_t(item.end_event) < trace_.size()) {
       const TraceEvent& end = trace_.events()[size_t(item.end_event)];
       ImGui::Separator();
       ImGui::TextUnformatted(
-          trf(S::ended_after, L, {end.kind, seconds_words(item.to_us - item.from_us, L)}).c_str());
+          trf(S::ended_after, L,
+              {event_kind_label(end.kind, L), seconds_words(item.to_us - item.from_us, L)})
+              .c_str());
       std::string summary = event_summary(end, 120, !text_in_language);
       if (!summary.empty()) ImGui::TextUnformatted(summary.c_str());
     }

@@ -119,6 +119,12 @@ std::string seconds_words(TimeUs t, Lang lang) {
   return decimal(buf, lang) + " " + tr(S::unit_s, lang);
 }
 
+std::string speed_words(double speed, Lang lang) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", speed);
+  return decimal(buf, lang) + (lang == Lang::en ? "x" : "\u00d7");
+}
+
 std::string ruler_words(TimeUs t, Lang lang) {
   char buf[48];
   const TimeUs a = t < 0 ? -t : t;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -427,6 +428,24 @@ std::string time_words(TimeUs t, Lang lang);
 std::string seconds_words(TimeUs t, Lang lang);
 // ruler_words: the ruler and tooltips, exact for whole units: "0", "12.5 s", "350 ms", "120 us".
 std::string ruler_words(TimeUs t, Lang lang);
+
+// The speed of playback: "1.5x", in Russian and Czech "1,5×".
+std::string speed_words(double speed, Lang lang);
+
+// Trace event kinds and typed fields in words, for the inspector (event_words.cpp; a test holds
+// them to docs/trace-format.md and REDLAB_TRACE_FIELDS). event_kind_words: nullptr for a kind
+// the catalogue does not know; event_kind_label shows such a kind as it is.
+const char* event_kind_words(std::string_view kind, Lang lang);
+std::string event_kind_label(std::string_view kind, Lang lang);
+const char* field_words(F field, Lang lang);
+// An enumerated field value in words (a fault's kind, a transaction's outcome, an error class,
+// where a server lane's events come from); nullptr for any other value.
+const char* field_value_words(F field, std::string_view value, Lang lang);
+// "label: value" per typed field: times with the language's units and decimal mark, enumerated
+// values in words, check names through check_title (the scenario's own title) when given.
+std::vector<std::string> event_fields_words(
+    const TraceEvent& e, Lang lang,
+    const std::function<std::string(F, std::string_view)>& check_title = {});
 
 // "A, B and C" in the language.
 std::string names_words(const std::vector<std::string>& names, Lang lang);

@@ -1112,6 +1112,7 @@ TEST_F(GuiApp, RussianAndCzechScreensHaveNoEnglishLeft) {
   host->capture_text = true;
   for (const char* lang_code_text : {"ru", "cs"}) {
     const Lang lang = lang_of(lang_code_text);
+    std::set<std::string> inspected;  // the event kinds the inspector has shown
     for (const char* id : kCoreScenarios) {
       SCOPED_TRACE(std::string(lang_code_text) + " " + id);
       app->set_lang(lang_code_text);
@@ -1132,12 +1133,23 @@ TEST_F(GuiApp, RussianAndCzechScreensHaveNoEnglishLeft) {
       ASSERT_FALSE(violations.empty());
       app->jump_to_violation(size_t(violations.front() - app->model().violations().data()));
       screen_leaks("at the moment of failure");
+      // The inspector on events with typed fields (a command, a reply, a key write, ...): their
+      // kinds and field names come in the language too. Each kind once per language.
+      for (size_t i = 0; i < app->trace().size(); i++) {
+        const TraceEvent& e = app->trace().events()[i];
+        if (e.kind == "violation" || e.fields.empty() || !inspected.insert(e.kind).second) continue;
+        app->view().selected_event = int64_t(i);
+        app->view().playhead_us = app->model().end_us();
+        screen_leaks(("the inspector on " + e.kind).c_str());
+      }
+      app->view().selected_event = -1;
       app->set_presenter(true);
       press(Key::h);
       screen_leaks("presenter mode, the keys' list");
       press(Key::h);
       app->set_presenter(false);
     }
+    EXPECT_GE(inspected.size(), 20u) << lang_code_text;
   }
   host->capture_text = false;
   // The detector sees an English screen as English.

@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 
 #include "app/gui/strings.h"
 #include "app/gui/timeline_model.h"
@@ -238,6 +241,87 @@ TEST(VerdictWords, EveryViolationOfEveryCoreVariantInEachLanguageFromTheTracesFa
   EXPECT_GE(violations, 55u);
   EXPECT_GE(checks, 90u);
   EXPECT_GE(forms_seen.size(), 10u);
+}
+
+// The inspector's words for the trace: every event kind docs/trace-format.md documents and
+// every typed field has words in all three languages, and the Russian and Czech ones use no
+// English word of the catalogue (Redis' own names excepted).
+std::vector<std::string> documented_kinds() {
+  std::ifstream in(REDLAB_SOURCE_DIR "/docs/trace-format.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const size_t from = doc.find("## Event kinds"), to = doc.find("## The keyspace");
+  std::vector<std::string> kinds;
+  if (from == std::string::npos || to == std::string::npos) return kinds;
+  std::istringstream lines(doc.substr(from, to - from));
+  const std::regex name("`([a-z_]+)`");
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `", 0) != 0) continue;
+    const std::string first = line.substr(1, line.find('|', 1) - 1);  // the Kind column
+    for (std::sregex_iterator m(first.begin(), first.end(), name), end; m != end; ++m)
+      kinds.push_back((*m)[1]);
+  }
+  return kinds;
+}
+
+TEST(Strings, EveryTraceEventKindAndFieldHasWordsInEveryLanguage) {
+  const std::set<std::string> redis_names = {"EVALSHA", "EVAL", "EXEC",  "nil",      "WATCH",
+                                             "BUSY",    "TTL",  "pub",   "sub",      "id",
+                                             "unix",    "busy", "reply", "threshold"};
+  const std::vector<std::string> kinds = documented_kinds();
+  EXPECT_GE(kinds.size(), 100u);
+  for (const std::string& kind : kinds) {
+    for (Lang lang : {Lang::en, Lang::ru, Lang::cs}) {
+      const char* words = event_kind_words(kind, lang);
+      ASSERT_NE(words, nullptr) << kind << " has no words in " << lang_code(lang);
+      EXPECT_STRNE(words, "") << kind;
+      if (lang != Lang::en) {
+        EXPECT_NE(std::string(words), event_kind_words(kind, Lang::en)) << kind;
+        EXPECT_EQ(english_leaks(words, lang, redis_names), std::vector<std::string>{})
+            << kind << " in " << lang_code(lang) << ": " << words;
+      }
+    }
+  }
+  // A kind the catalogue does not know is shown as it is, not as nothing.
+  EXPECT_EQ(event_kind_words("no_such_kind", Lang::ru), nullptr);
+  EXPECT_EQ(event_kind_label("no_such_kind", Lang::ru), "no_such_kind");
+  EXPECT_EQ(event_kind_label("lock_acquired", Lang::ru), "блокировка взята");
+
+  for (size_t i = 0; i < static_cast<size_t>(F::count_); i++) {
+    const F field = static_cast<F>(i);
+    for (Lang lang : {Lang::en, Lang::ru, Lang::cs}) {
+      const std::string words = field_words(field, lang);
+      EXPECT_FALSE(words.empty() || words == "?") << field_info(field).name;
+      if (lang != Lang::en) {
+        EXPECT_EQ(english_leaks(words, lang, redis_names), std::vector<std::string>{})
+            << field_info(field).name << " in " << lang_code(lang) << ": " << words;
+      }
+    }
+  }
+}
+
+TEST(Strings, InspectorFieldsShowTimesInTheLanguagesUnits) {
+  TraceEvent e;
+  e.kind = "lock_acquired";
+  e.fields.push_back({F::lock, std::string("lock:job:42")});
+  e.fields.push_back({F::ttl_us, int64_t{10'500'000}});
+  e.fields.push_back({F::argv, std::vector<std::string>{"SET", "lock:job:42", "t", "NX"}});
+  e.fields.push_back({F::fence, int64_t{34}});
+  EXPECT_EQ(event_fields_words(e, Lang::en),
+            (std::vector<std::string>{"lock: lock:job:42", "TTL: 10.500 s",
+                                      "command: SET lock:job:42 t NX", "fence: 34"}));
+  const std::vector<std::string> ru = event_fields_words(e, Lang::ru);
+  ASSERT_EQ(ru.size(), 4u);
+  EXPECT_EQ(ru[0], "блокировка: lock:job:42");
+  EXPECT_EQ(ru[1].rfind("TTL: 10,500 ", 0), 0u) << ru[1];
+  EXPECT_EQ(ru[3], "fencing-токен: 34");
+}
+
+TEST(Strings, SpeedInTheLanguagesDecimalMark) {
+  EXPECT_EQ(speed_words(1.0, Lang::en), "1.0x");
+  EXPECT_EQ(speed_words(1.5, Lang::ru), "1,5\u00d7");
+  EXPECT_EQ(speed_words(20.0, Lang::cs), "20,0\u00d7");
 }
 
 }  // namespace
