@@ -313,7 +313,9 @@ bool Host::frame(App& app, const FrameInput* input) {
   ImGui::NewFrame();
   app.set_keys(input ? input->keys : pressed_keys());
   app.set_large_font(large_font_);
-  app.set_base_font_px(font_px_ * content_scale_);
+  // The design size at 1x: the timeline's marks and name column grow with the window's DPI
+  // as the type does (at 192 dpi "lock:job:42" needs twice the pixels).
+  app.set_base_font_px(font_px_);
   // ImGui's log to the "clipboard" flushes each top-level window's text at its End(); while
   // capturing, the clipboard is this host's captured text (depth 0: no tree node is opened).
   const auto set_clipboard = io.SetClipboardTextFn;
