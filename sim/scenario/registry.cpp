@@ -13,6 +13,7 @@ extern const CheckKind mutual_exclusion_check, no_foreign_unlock_check,
     retries_bounded_check;
 // Issue 14, multi-no-rollback and cas-version.
 extern const CheckKind writes_together_check, no_unseen_overwrite_check, all_recorded_check;
+extern const CheckKind no_error_replies_check;  // noscript-after-restart, slow-script-busy
 }  // namespace checks
 
 namespace steps {
@@ -86,6 +87,7 @@ std::span<const CheckKind* const> check_kinds() {
       &checks::writes_together_check,
       &checks::no_unseen_overwrite_check,
       &checks::all_recorded_check,
+      &checks::no_error_replies_check,
   };
   return kAll;
 }
