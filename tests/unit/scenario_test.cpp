@@ -156,6 +156,27 @@ std::vector<Case> cases() {
        {{"save", "cas-reload"}, {"admin", "on"}},
        {},
        {{"no_unseen_overwrite", false}, {"every_save_done", true}}},
+      // noscript-after-restart, slow-script-busy (issue 14, lessons 9 and 10).
+      {"noscript-after-restart", {}, {}, {{"no_noscript", false}}},
+      {"noscript-after-restart", {{"event", "script-flush"}}, {}, {{"no_noscript", false}}},
+      {"noscript-after-restart", {{"caller", "script-run"}}, {}, {{"no_noscript", true}}},
+      {"noscript-after-restart",
+       {{"caller", "script-run"}, {"event", "script-flush"}},
+       {},
+       {{"no_noscript", true}}},
+      {"noscript-after-restart", {{"caller", "script-run-tx"}}, {}, {{"no_noscript", false}}},
+      {"noscript-after-restart", {}, {{"max_retries", 10}}, {{"no_noscript", false}}},
+      {"noscript-after-restart", {{"event", "none"}}, {}, {{"no_noscript", true}}},
+      {"slow-script-busy", {}, {}, {{"no_busy", false}, {"no_unkillable", true}}},
+      {"slow-script-busy",
+       {{"report", "writes"}},
+       {},
+       {{"no_busy", false}, {"no_unkillable", false}}},
+      {"slow-script-busy",
+       {{"report", "batched"}},
+       {},
+       {{"no_busy", true}, {"no_unkillable", true}}},
+      {"slow-script-busy", {}, {{"threshold_ms", 100}}, {{"no_busy", false}}},
   };
 }
 
