@@ -335,7 +335,7 @@ std::optional<std::string> read_bounded(const std::string& path, size_t bytes_ma
         return path + ": no end of input after " +
                (deadline_ms % 1000 == 0 ? std::to_string(deadline_ms / 1000) + " s"
                                         : std::to_string(deadline_ms) + " ms") +
-               " (a FIFO nobody closes?)";
+               (S_ISFIFO(st.st_mode) ? " (a FIFO nobody closes?)" : " (a device that never ends?)");
       struct pollfd pfd {
         fd, POLLIN, 0
       };

@@ -29,6 +29,7 @@ struct Child {
   std::string err;
   double wall_s = 0;
   long max_rss_kb = 0;  // peak resident set size (wait4's rusage)
+  double cpu_s = 0;     // user + system time (wait4's rusage): steady on a loaded machine
 };
 
 inline std::string slurp_file(const std::filesystem::path& path) {
@@ -95,6 +96,8 @@ inline Child run_child(const std::string& binary, const std::vector<std::string>
     if (wait4(pid, &wstatus, 0, &usage) == pid) {
       c.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
       c.max_rss_kb = usage.ru_maxrss;
+      c.cpu_s = double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
     }
   }
   c.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
