@@ -56,6 +56,7 @@ void Process::free_timer(Timer& t) {
 Process::TimerId Process::after(TimeUs delay_us, Callback cb) {
   REDLAB_ASSERT(delay_us >= 0 && "a timer is never in the past");
   REDLAB_ASSERT(cb && "a timer needs a callback");
+  if (killed_) return 0;
   TimerId id = new_timer(std::move(cb), false);
   // No liveness check in the event: the destructor cancels every timer's event, and
   // [this, id] fits std::function's inline room (no allocation per timer).
@@ -65,12 +66,14 @@ Process::TimerId Process::after(TimeUs delay_us, Callback cb) {
 }
 
 void Process::defer(Callback cb) {
+  if (killed_) return;
   deferred_.push_back(new_timer(std::move(cb), false));
 }
 
 Process::TimerId Process::after_running(TimeUs delay_us, Callback cb) {
   REDLAB_ASSERT(delay_us >= 0 && "a timer is never in the past");
   REDLAB_ASSERT(cb && "a timer needs a callback");
+  if (killed_) return 0;
   TimerId id = new_timer(std::move(cb), true);
   if (paused_)
     find(id)->left_us = delay_us;  // starts counting at the resume
@@ -120,7 +123,7 @@ void Process::pause() {
 }
 
 void Process::resume() {
-  if (!paused_) return;
+  if (!paused_ || killed_) return;
   paused_ = false;
   // Run them as events at the current time, in order: a callback that pauses the process
   // again (or cancels a later one) is then honoured, as it would be in a running process.
@@ -137,6 +140,18 @@ void Process::resume() {
     if (t.id != 0 && t.running_time && t.left_us >= 0) running.push_back(t.id);
   std::sort(running.begin(), running.end());
   for (TimerId id : running) schedule_timer(id, find(id)->left_us);
+}
+
+void Process::kill() {
+  if (killed_) return;
+  killed_ = true;
+  paused_ = true;
+  for (Timer& t : slots_) {
+    if (t.id == 0) continue;
+    if (t.event.valid()) scheduler_.cancel(t.event);
+    free_timer(t);
+  }
+  deferred_.clear();
 }
 
 void Process::pause_for(TimeUs duration_us) {

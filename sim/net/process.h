@@ -35,7 +35,8 @@ class Process {
   Scheduler& scheduler() { return scheduler_; }
   TimeUs now_us() const { return scheduler_.now_us(); }
 
-  // Runs cb delay_us from now, or at resume if the process is paused then.
+  // Runs cb delay_us from now, or at resume if the process is paused then. A killed process
+  // arms nothing (0).
   TimerId after(TimeUs delay_us, Callback cb);
   // Runs cb after delay_us of the process' own running time: a pause in between pushes it
   // back by the length of the pause (work on the CPU, not a wall-clock timer).
@@ -61,6 +62,10 @@ class Process {
   // of this process, since the process cannot wake itself).
   void pause_for(TimeUs duration_us);
   bool paused() const { return paused_; }
+  // A fault: the process dies (kill -9, an OOM kill). Every timer and whatever waited for a
+  // resume is dropped; later timers are never armed and deliveries are dropped. Final.
+  void kill();
+  bool killed() const { return killed_; }
 
   // Timers waiting (pending or deferred); for tests and the end-of-run check.
   size_t timers_pending() const { return slots_.size() - free_slots_.size(); }
@@ -87,6 +92,7 @@ class Process {
   Scheduler& scheduler_;
   std::string name_;
   bool paused_ = false;
+  bool killed_ = false;  // also paused_, so that deliver() takes the path that drops
   uint64_t next_seq_ = 1;
   std::vector<Timer> slots_;
   std::vector<uint32_t> free_slots_;

@@ -406,6 +406,7 @@ void Engine::build_world() {
   trace_.set_meta("lang", opt_.lang);
 
   Prng root(opt_.seed);
+  root_ = root;
   std::vector<ServerSetup> setups;
   for (const ServerDef& def : sc_.servers) {
     ServerSetup setup{def.name, {}, 0};
@@ -729,6 +730,98 @@ std::vector<std::string> Engine::hosts(const FaultDef& f) {
     if (std::find(out.begin(), out.end(), a->process->name()) == out.end())
       out.push_back(a->process->name());
   return out;
+}
+
+// A process crash: no deferred cleanup, no unlock, no UNSUBSCRIBE. The kernel closes its
+// sockets (the server sees each connection close after the network's latency, as a FIN; what
+// was already in flight still arrives), its timers die with it. Each actor on it stops where it
+// was: what it believed it held ends "crashed", every span it had open (a call, a pool wait,
+// work) ends at the crash, and the actor ends "crashed". The keys it held on the server stay
+// until their TTL: that is the lesson.
+void Engine::crash_host(const std::string& host, const std::string& why, TimeUs restart_after_us) {
+  net::Process* process = nullptr;
+  std::vector<ActorRt*> on_host;
+  for (auto& a : actors_)
+    if (a->process->name() == host) {
+      process = a->process;
+      on_host.push_back(a.get());
+    }
+  if (!process || process->killed()) return;
+  put(fault_ev(host, "crash" + (why.empty() ? std::string() : ": " + why), "crash")
+          .with(F::reason, why));
+  std::set<std::string> names{host};
+  for (ActorRt* a : on_host) {
+    names.insert(a->name);
+    if (a->finished) continue;
+    a->gen++;  // its continuations never run
+    a->timer = 0;
+    a->after_extend = nullptr;
+    close_holds(*a, "crashed");
+  }
+  // The spans still open on this host's lanes end here.
+  std::map<int64_t, const TraceEvent*> open;
+  for (const TraceEvent& e : trace_.events()) {
+    if (e.ends > 0) open.erase(e.ends);
+    if (e.span > 0 && names.count(e.actor)) open.emplace(e.span, &e);
+  }
+  std::vector<std::pair<int64_t, std::string>> cut;
+  for (auto& [span, e] : open) cut.emplace_back(span, e->actor);
+  for (auto& [span, actor] : cut)
+    end(TraceEvent{scheduler_.now_us(), "crashed", actor, -1, -1, -1, "ended by the crash"}, span);
+  for (ActorRt* a : on_host) {
+    if (a->finished) continue;
+    a->finished = true;
+    put(ev(*a, "actor_end", -1, "crashed").with(F::reason, "crashed"));
+  }
+  process->kill();
+  for (net::ConnId c : fabric_->connections_of(host)) fabric_->close(c);
+  if (restart_after_us >= 0)
+    scheduler_.schedule_after(restart_after_us, [this, host] { restart_host(host); });
+}
+
+// A supervisor starts the crashed program again: a fresh process with a new client (a new pool,
+// new connections), and each of its actors from its first step with fresh variables.
+void Engine::restart_host(const std::string& host) {
+  std::vector<ActorRt*> on_host;
+  for (auto& a : actors_)
+    if (a->process->name() == host) on_host.push_back(a.get());
+  if (on_host.empty()) return;
+  const ClientDef* cd = sc_.client(on_host.front()->def->client);
+  std::unique_ptr<ClientRt> fresh = make_client(*cd, host, root_);
+  net::Process* process = fresh->process.get();
+  client::Client* client = fresh->client.get();
+  // The dead client stays alive (dead_clients_) until the run ends.
+  auto retire = [&](std::unique_ptr<ClientRt>& slot) {
+    if (slot && slot->process.get() == on_host.front()->process) {
+      dead_clients_.push_back(std::move(slot));
+      slot = std::move(fresh);
+    }
+  };
+  if (cd->shared) retire(shared_clients_[cd->name]);
+  for (auto& own : own_clients_)
+    if (fresh) retire(own);
+  if (fresh) return;  // not found: nothing to restart (cannot happen)
+  put(fault_ev(host, "restarted", "crash_restart"));
+  for (ActorRt* a : on_host) {
+    a->process = process;
+    a->client = client;
+    a->gen++;
+    a->finished = false;
+    a->locks.clear();
+    a->timer = 0;
+    a->after_extend = nullptr;
+    a->running_serial = 0;
+    a->inline_done = 0;
+    for (auto& ps : a->pubsubs) dead_pubsubs_.push_back(std::move(ps));
+    a->pubsubs.clear();
+    const std::string n = a->vars["n"];
+    a->vars.clear();
+    a->vars["actor"] = a->name;
+    a->vars["n"] = n;
+    ActorRt* p = a;
+    put(ev(*p, "actor_start", -1, p->def->role.get(opt_.lang)));
+    run_block(*p, p->def->steps, 0, [this, p] { finish_actor(*p, "done"); });
+  }
 }
 
 TimeUs Engine::fault_for_us(const FaultDef& f) const {

@@ -288,6 +288,10 @@ class Engine {
   // Their hosts (client processes: an instance's own, or a shared client's), once each, in
   // instance order.
   std::vector<std::string> hosts(const FaultDef& f);
+  // The client process `host` dies (the crash fault): see engine.cpp. restart_after_us >= 0:
+  // its actors start again from their first step that long after, on a fresh process.
+  void crash_host(const std::string& host, const std::string& why, TimeUs restart_after_us);
+  void restart_host(const std::string& host);
   // A fault's event on the lane of what it hits (a client process, a server).
   TraceEvent fault_ev(const std::string& who, const std::string& text, const std::string& fault) {
     return TraceEvent{scheduler_.now_us(), "fault", who, -1, -1, -1, text}.with(F::fault, fault);
@@ -352,6 +356,11 @@ class Engine {
   std::map<std::string, ResourceRt> resources_;
   std::map<std::string, std::unique_ptr<ClientRt>> shared_clients_;
   std::vector<std::unique_ptr<ClientRt>> own_clients_;
+  // Crashed clients: kept until the run ends, since the network and the scheduler may still
+  // name their connections and (cancelled) events.
+  std::vector<std::unique_ptr<ClientRt>> dead_clients_;
+  std::vector<std::unique_ptr<client::PubSub>> dead_pubsubs_;
+  Prng root_{0};  // the run's root random source (make_client derives a client's from it)
   std::vector<std::unique_ptr<ActorRt>> actors_;
   std::map<const Step*, int64_t> step_ids_;
   int64_t next_step_id_ = 0;

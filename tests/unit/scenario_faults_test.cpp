@@ -106,3 +106,93 @@ TEST(FaultTargets, KeysAKindDoesNotTakeAreRefusedUnlessShared) {
 
 }  // namespace
 }  // namespace redlab::scenario
+
+namespace redlab::scenario {
+namespace {
+
+// The crash fault: the process dies; what its actors held stays on the server until its TTL.
+TEST(CrashFault, AHolderThatCrashesNeverUnlocksAndTheNextWaitsForTheTtl) {
+  RunResult r = run_text(world(
+      R"({"name": "A", "steps": [{"do": "lock_acquire", "lock": "lock:x", "ttl_ms": 5000},
+                                 {"do": "work", "ms": 3000},
+                                 {"do": "lock_release", "lock": "lock:x", "method": "lua"}]},
+         {"name": "B", "start_ms": 100,
+          "steps": [{"do": "lock_acquire", "lock": "lock:x", "ttl_ms": 5000, "retry_ms": 100}]})",
+      R"({"at_ms": 1000, "do": "crash", "actor": "A"})"));
+  EXPECT_EQ(when(r, "fault"), (std::vector<std::string>{"A@1000000"}));
+  EXPECT_EQ(when(r, "actor_end"), (std::vector<std::string>{"A@1000000", "B@5100104"}));
+  // A believed it held the lock until the crash; B takes it at its first try after the key
+  // expired (5 s after A's SET, seen by the server's next expiry cycle), not at the crash.
+  std::vector<std::string> holds = when(r, "hold_end");
+  ASSERT_GE(holds.size(), 1u);
+  EXPECT_EQ(holds[0], "A@1000000");
+  EXPECT_EQ(when(r, "lock_acquired"), (std::vector<std::string>{"A@4", "B@5100104"}));
+  EXPECT_EQ(when(r, "lock_release"), std::vector<std::string>{});
+  EXPECT_EQ(when(r, "key_expired"), (std::vector<std::string>{"redis@5001000"}));
+  // Its work span ends at the crash, and nothing of A happens after it.
+  const auto& events = r.trace.events();
+  int64_t work_span = 0;
+  for (const TraceEvent& e : events)
+    if (e.kind == "work" && e.actor == "A") work_span = e.span;
+  ASSERT_GT(work_span, 0);
+  bool cut = false;
+  for (const TraceEvent& e : events) {
+    if (e.ends == work_span) {
+      EXPECT_EQ(e.kind, "crashed");
+      EXPECT_EQ(e.time_us, 1000000);
+      cut = true;
+    }
+    if (e.actor == "A") {
+      EXPECT_LE(e.time_us, 1000000) << e.kind;
+    }
+  }
+  EXPECT_TRUE(cut);
+  for (const TraceEvent& e : events) {
+    if (e.kind == "actor_end" && e.actor == "A") {
+      EXPECT_EQ(e.str_or(F::reason), "crashed");
+    }
+  }
+}
+
+TEST(CrashFault, WithRestartAfterTheActorStartsAgainFromItsFirstStep) {
+  RunResult r = run_text(world(
+      R"({"name": "w", "steps": [{"do": "set", "save": "x", "value": "1"},
+                                 {"do": "command", "cmd": "INCR starts"},
+                                 {"do": "sleep", "ms": 1000}]})",
+      R"({"at_ms": 500, "do": "crash", "actor": "w", "restart_after_ms": 200})"));
+  EXPECT_EQ(when(r, "actor_start"), (std::vector<std::string>{"w@0", "w@700000"}));
+  // The second life: INCR's round trip (4 us), then the sleep.
+  EXPECT_EQ(when(r, "actor_end"), (std::vector<std::string>{"w@500000", "w@1700004"}));
+  EXPECT_EQ(when(r, "sleep_done"), (std::vector<std::string>{"w@1700004"}));
+  EXPECT_EQ(when(r, "fault"), (std::vector<std::string>{"w@500000", "w@700000"}));
+  // The second life ran its steps again: INCR twice, on a new connection.
+  std::vector<std::string> incr;
+  for (const TraceEvent& e : r.trace.events())
+    if (e.kind == "key_set" && e.str_or(F::key) == "starts")
+      incr.push_back(std::string(e.str_or(F::value)));
+  EXPECT_EQ(incr, (std::vector<std::string>{"1", "2"}));
+}
+
+// Its sockets close as the kernel closes them: the server drops the subscription, so a PUBLISH
+// after the crash reaches nobody (PUBLISH's reply: 1, then 0).
+TEST(CrashFault, TheServerSeesTheCrashedClientsConnectionsClose) {
+  RunResult r = run_text(world(
+      R"({"name": "s", "steps": [{"do": "subscribe", "channels": ["c"], "for_ms": 5000}]},
+         {"name": "p", "start_ms": 100,
+          "steps": [{"do": "publish", "channel": "c", "message": "m1"},
+                    {"do": "sleep", "ms": 1900},
+                    {"do": "publish", "channel": "c", "message": "m2"}]})",
+      R"({"at_ms": 1000, "do": "crash", "actor": "s"})"));
+  std::vector<int64_t> receivers;
+  for (const TraceEvent& e : r.trace.events())
+    if (e.kind == "published") receivers.push_back(e.num_or(F::receivers, -1));
+  EXPECT_EQ(receivers, (std::vector<int64_t>{1, 0}));
+}
+
+TEST(CrashFault, NeedsAnActor) {
+  EXPECT_EQ(load_error(world(kThreeSleepers, R"({"at_ms": 1, "do": "crash"})")),
+            "<{\"at> faults[0]: missing key \"actor\" (who the crash hits)");
+}
+
+}  // namespace
+}  // namespace redlab::scenario
