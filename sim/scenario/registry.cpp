@@ -14,6 +14,8 @@ extern const CheckKind mutual_exclusion_check, no_foreign_unlock_check,
 // Issue 14, multi-no-rollback and cas-version.
 extern const CheckKind writes_together_check, no_unseen_overwrite_check, all_recorded_check;
 extern const CheckKind no_error_replies_check;  // noscript-after-restart, slow-script-busy
+// Issue 14, cache-fallback.
+extern const CheckKind answered_within_check;
 }  // namespace checks
 
 namespace steps {
@@ -89,6 +91,8 @@ std::span<const CheckKind* const> check_kinds() {
       &checks::no_unseen_overwrite_check,
       &checks::all_recorded_check,
       &checks::no_error_replies_check,
+      // Issue 14, cache-fallback.
+      &checks::answered_within_check,
   };
   return kAll;
 }
