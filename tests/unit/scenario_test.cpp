@@ -177,6 +177,37 @@ std::vector<Case> cases() {
        {},
        {{"no_busy", true}, {"no_unkillable", true}}},
       {"slow-script-busy", {}, {{"threshold_ms", 100}}, {{"no_busy", false}}},
+      // nil-vs-error, cache-fallback.
+      {"nil-vs-error", {}, {}, {{"no_unseen_overwrite", false}, {"no_read_timeouts", false}}},
+      {"nil-vs-error",
+       {{"handler", "nil-only"}},
+       {},
+       {{"no_unseen_overwrite", true}, {"no_read_timeouts", false}}},
+      // A real miss: telling Nil from an error no longer helps; SET NX does.
+      {"nil-vs-error",
+       {{"handler", "nil-only"}, {"cache", "miss"}},
+       {},
+       {{"no_unseen_overwrite", false}, {"no_read_timeouts", true}}},
+      {"nil-vs-error",
+       {{"handler", "nil-only-nx"}, {"cache", "miss"}},
+       {{"recompute_ms", 3000}},
+       {{"no_unseen_overwrite", true}, {"no_read_timeouts", true}}},
+      {"cache-fallback", {}, {}, {{"answered_in_time", false}}},
+      {"cache-fallback", {{"cache_read", "deadline-only"}}, {}, {{"answered_in_time", false}}},
+      {"cache-fallback", {{"cache_read", "deadline"}}, {}, {{"answered_in_time", true}}},
+      {"cache-fallback",
+       {{"cache_read", "deadline"}},
+       {{"stall_ms", 10000}},
+       {{"answered_in_time", true}}},
+      {"cache-fallback",
+       {{"cache_read", "no-deadline"}},
+       {{"stall_ms", 10000}},
+       {{"answered_in_time", false}}},
+      // A slow database: the fallback itself takes longer than the request may.
+      {"cache-fallback",
+       {{"cache_read", "deadline"}},
+       {{"db_ms", 400}},
+       {{"answered_in_time", false}}},
   };
 }
 
