@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -137,6 +138,13 @@ class Engine {
       fail(w, "\"" + e.source() + "\" is longer than a million seconds");
     return v;
   }
+  // The line's first two words are DEBUG SLEEP (its argument may be a template with blanks).
+  static bool is_debug_sleep(std::string_view line) {
+    std::istringstream words{std::string(line)};
+    std::string first, second;
+    words >> first >> second;
+    return upper(first) == "DEBUG" && upper(second) == "SLEEP";
+  }
   // A duration of the file at the run's time scale; a duration above 0 stays above 0.
   int64_t scaled_ms(int64_t ms) const {
     if (opt_.time_scale == 1.0 || ms == 0) return ms;
@@ -148,10 +156,12 @@ class Engine {
   }
   // Templates become command lines, where a duration parameter (unit "ms") is an argument
   // (SET ... PX ${ttl_ms}): at a time scale it is written scaled. Expressions and conditions
-  // see the file's own values (dur_ms scales their results instead).
+  // see the file's own values (dur_ms scales their results instead). DEBUG SLEEP's argument
+  // is seconds and command() scales it: a line that builds it from a duration parameter
+  // (DEBUG SLEEP ${report_ms/1000}.…) is written unscaled here, or it would be scaled twice.
   template <typename W>
   std::string str(const Template& t, const ActorRt* a, const W& w) const {
-    if (opt_.time_scale == 1.0) return eval(t, a, w);
+    if (opt_.time_scale == 1.0 || is_debug_sleep(t.source())) return eval(t, a, w);
     try {
       return t.eval([this, a](std::string_view n) -> std::optional<std::string> {
         const Param* p = sc_.param(std::string(n));

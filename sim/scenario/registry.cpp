@@ -16,6 +16,8 @@ extern const CheckKind writes_together_check, no_unseen_overwrite_check, all_rec
 extern const CheckKind no_error_replies_check;  // noscript-after-restart, slow-script-busy
 // Issue 14, cache-fallback.
 extern const CheckKind answered_within_check;
+// Issue 14, timeout-does-not-cancel.
+extern const CheckKind no_wait_behind_check;
 }  // namespace checks
 
 namespace steps {
@@ -93,6 +95,8 @@ std::span<const CheckKind* const> check_kinds() {
       &checks::no_error_replies_check,
       // Issue 14, cache-fallback.
       &checks::answered_within_check,
+      // Issue 14, timeout-does-not-cancel.
+      &checks::no_wait_behind_check,
   };
   return kAll;
 }

@@ -208,6 +208,24 @@ std::vector<Case> cases() {
        {{"cache_read", "deadline"}},
        {{"db_ms", 400}},
        {{"answered_in_time", false}}},
+      // timeout-does-not-cancel: the report's KEYS holds the server after everyone gave up.
+      {"timeout-does-not-cancel", {}, {}, {{"no_read_timeouts", false}, {"no_wait_behind", false}}},
+      {"timeout-does-not-cancel",
+       {{"deadline", "long"}},
+       {},
+       {{"no_read_timeouts", true}, {"no_wait_behind", false}}},
+      {"timeout-does-not-cancel",
+       {{"report", "scan"}},
+       {{"handlers", 20}},
+       {{"no_read_timeouts", true}, {"no_wait_behind", true}}},
+      {"timeout-does-not-cancel",
+       {{"report", "scan"}},
+       {{"batch_ms", 300}},
+       {{"no_read_timeouts", false}, {"no_wait_behind", false}}},
+      {"timeout-does-not-cancel",
+       {{"report", "scan"}, {"deadline", "long"}},
+       {{"batch_ms", 200}},
+       {{"no_read_timeouts", true}, {"no_wait_behind", false}}},
   };
 }
 
