@@ -226,6 +226,16 @@ std::vector<Case> cases() {
        {{"report", "scan"}, {"deadline", "long"}},
        {{"batch_ms", 200}},
        {{"no_read_timeouts", true}, {"no_wait_behind", false}}},
+      // setnx-then-expire-crash (issue 13, lesson 1).
+      {"setnx-then-expire-crash", {}, {}, {{"next_worker_ran", false}}},
+      {"setnx-then-expire-crash", {}, {{"gap_ms", 20}}, {{"next_worker_ran", false}}},
+      {"setnx-then-expire-crash", {{"acquire", "set-nx-px"}}, {}, {{"next_worker_ran", true}}},
+      {"setnx-then-expire-crash", {{"acquire", "lua"}}, {}, {{"next_worker_ran", true}}},
+      // The fix's limit: B stops waiting before the TTL runs out.
+      {"setnx-then-expire-crash",
+       {{"acquire", "set-nx-px"}},
+       {{"ttl_ms", 30000}},
+       {{"next_worker_ran", false}}},
   };
 }
 
