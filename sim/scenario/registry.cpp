@@ -18,6 +18,9 @@ extern const CheckKind no_error_replies_check;  // noscript-after-restart, slow-
 extern const CheckKind answered_within_check;
 // Issue 14, timeout-does-not-cancel.
 extern const CheckKind no_wait_behind_check;
+// Issue 14, pipeline-vs-multi and rate-limiter-window.
+extern const CheckKind batch_not_interleaved_check, batch_round_trips_check,
+    rate_within_limit_check;
 }  // namespace checks
 
 namespace steps {
@@ -97,6 +100,10 @@ std::span<const CheckKind* const> check_kinds() {
       &checks::answered_within_check,
       // Issue 14, timeout-does-not-cancel.
       &checks::no_wait_behind_check,
+      // Issue 14, pipeline-vs-multi and rate-limiter-window.
+      &checks::batch_not_interleaved_check,
+      &checks::batch_round_trips_check,
+      &checks::rate_within_limit_check,
   };
   return kAll;
 }
