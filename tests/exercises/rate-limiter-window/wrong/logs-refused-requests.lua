@@ -1,0 +1,13 @@
+-- mistake: adds every request, then counts: the refused ones fill the window too, and the
+-- user is shut out after the window should have room again
+-- fails: rate_within_limit
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[1])
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - window)
+redis.call("ZADD", KEYS[1], now, ARGV[3])
+redis.call("PEXPIRE", KEYS[1], window)
+if redis.call("ZCARD", KEYS[1]) <= tonumber(ARGV[2]) then
+    return 1
+end
+return 0
