@@ -320,6 +320,8 @@ const char* field_words(F field, Lang lang) {
       return pick({"who", "кто", "kdo"});
     case F::note:
       return pick({"note", "заметка", "poznámka"});
+    case F::texts:
+      return pick({"in every language", "на всех языках", "ve všech jazycích"});
     case F::source:
       return pick({"source", "источник", "zdroj"});
     case F::count_:

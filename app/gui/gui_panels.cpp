@@ -732,9 +732,9 @@ void App::draw_presenter() {
   const Note* current = nullptr;
   for (const Note& n : model_.notes())
     if (n.time_us <= view_.playhead_us) current = &n;
-  std::string caption = current
-                            ? (current->actor.empty() ? "" : current->actor + ": ") + current->text
-                            : std::string(tr(S::caption_hint, L));
+  std::string caption =
+      current ? (current->actor.empty() ? "" : current->actor + ": ") + current->text_in(size_t(L))
+              : std::string(tr(S::caption_hint, L));
   const float width_px = ImGui::GetContentRegionAvail().x;
   const float caption_px = std::min(ImGui::CalcTextSize(caption.c_str(), nullptr, false,
                                                         width_px - 4 * style.WindowPadding.x)
@@ -878,7 +878,9 @@ void App::draw_selected_event() {
   const bool text_in_language = L == Lang::en || e.kind == "note" || e.kind == "narration";
   if (!e.text.empty() && text_in_language) {
     ImGui::Separator();
-    ImGui::TextUnformatted(e.text.c_str());
+    const auto* texts = e.list(F::texts);
+    ImGui::TextUnformatted(texts && texts->size() == 3 ? (*texts)[size_t(L)].c_str()
+                                                       : e.text.c_str());
   }
   // The typed fields: what the event says, exactly (argv, reply, token, TTL, fence, ...).
   if (!e.fields.empty()) {
@@ -1133,7 +1135,8 @@ void App::draw_narration(ImVec2 size) {
       auto& n = notes[i];
       ImGui::TextColored(kMutedColour, "%s", seconds_words(n.time_us, L).c_str());
       ImGui::SameLine();
-      std::string text = n.actor.empty() ? n.text : n.actor + ": " + n.text;
+      const std::string& said = n.text_in(size_t(L));
+      std::string text = n.actor.empty() ? said : n.actor + ": " + said;
       if (i + 1 == shown)
         ImGui::TextUnformatted(text.c_str());
       else

@@ -764,7 +764,9 @@ void TimelineModel::consume(size_t index) {
       if (const auto* who = e.list(F::who))
         for (const std::string& actor : *who) actor_lane(actor);
     } else if (k == K::narration) {
-      notes_.push_back(Note{t, event_index, "", e.text});
+      Note note{t, event_index, "", e.text, {}};
+      if (const auto* texts = e.list(F::texts); texts && texts->size() == 3) note.texts = *texts;
+      notes_.push_back(std::move(note));
     } else if (k == K::violation) {
       ViolationRegion v;
       v.from_us = e.num_or(F::from_us, t);
@@ -1156,7 +1158,7 @@ void TimelineModel::consume(size_t index) {
     return;
   }
   if (k == K::note) {
-    notes_.push_back(Note{t, event_index, e.actor, e.text});
+    notes_.push_back(Note{t, event_index, e.actor, e.text, {}});
     return;
   }
   if (is_error_kind(k)) {

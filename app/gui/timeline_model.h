@@ -167,8 +167,11 @@ struct ViolationRegion {  // one violation event
 struct Note {  // narration and actor notes, with their times
   TimeUs time_us = 0;
   int64_t event = -1;
-  std::string actor;  // "" for narration
-  std::string text;
+  std::string actor;               // "" for narration
+  std::string text;                // in the run's language
+  std::vector<std::string> texts;  // narration: en, ru, cs (the trace's `texts`), if it has them
+  // The note in a language (Lang as its index), or in the run's own if the trace has no other.
+  const std::string& text_in(size_t lang) const { return lang < texts.size() ? texts[lang] : text; }
   bool operator==(const Note&) const = default;
 };
 

@@ -1764,7 +1764,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
       }
       if (hover_note) {
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
-        ImGui::Text("%s %s", t(hover_note->time_us).c_str(), hover_note->text.c_str());
+        ImGui::Text("%s %s", t(hover_note->time_us).c_str(),
+                    hover_note->text_in(size_t(lang)).c_str());
         ImGui::PopTextWrapPos();
       }
       ImGui::EndTooltip();

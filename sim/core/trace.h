@@ -94,6 +94,7 @@ inline constexpr int64_t kTraceVersion = 2;
   X(to_us, Int, "a violation's end")                                                           \
   X(who, List, "the actors a violation is about")                                              \
   X(note, Int, "a narration note's index in the scenario")                                     \
+  X(texts, List, "a narration note in English, Russian and Czech (the run's own is `text`)")   \
   X(source, Str, "where a server event comes from: the fake server, or what clients observed")
 
 enum class F : uint8_t {

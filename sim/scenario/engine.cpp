@@ -855,28 +855,39 @@ void Engine::schedule_narration() {
   for (size_t i = 0; i < sc_.narration.size(); i++) {
     const Note& n = sc_.narration[i];
     if (n.when && !test(*n.when, nullptr, Where{n.where.pos, n.where.path + ".when"})) continue;
-    auto tpl = n.templates.find(opt_.lang);
-    if (tpl == n.templates.end()) tpl = n.templates.find("en");
-    if (tpl == n.templates.end()) tpl = n.templates.begin();
-    // The story's own numbers (the file's, not scaled by --time-scale).
-    std::string text = tpl == n.templates.end()
-                           ? n.text.get(opt_.lang)
-                           : eval(tpl->second, nullptr, Where{n.where.pos, n.where.path + ".text"});
+    // The note in a language: the story's own numbers (the file's, not scaled by
+    // --time-scale). Written in every language, so that a saved trace reads in any (the GUI's
+    // language selector), and in the run's own as the event's text.
+    auto text_in = [&](const std::string& lang) {
+      auto tpl = n.templates.find(lang);
+      if (tpl == n.templates.end()) tpl = n.templates.find("en");
+      if (tpl == n.templates.end()) tpl = n.templates.begin();
+      return tpl == n.templates.end()
+                 ? n.text.get(lang)
+                 : eval(tpl->second, nullptr, Where{n.where.pos, n.where.path + ".text"});
+    };
+    std::string text = text_in(opt_.lang);
+    std::vector<std::string> texts = {text_in("en"), text_in("ru"), text_in("cs")};
+    if (texts[1] == texts[0] && texts[2] == texts[0]) texts.clear();  // one language only
     int64_t index = static_cast<int64_t>(i);
     if (n.on) {
       TimeUs after =
           ms_to_us(dur_ms(n.after_ms, nullptr, Where{n.where.pos, n.where.path + ".after_ms"}));
       anchored_by_kind_[n.on->kind].push_back(anchored_.size());
-      anchored_.push_back(AnchoredNote{&n, index, std::move(text), 0, after});
+      anchored_.push_back(AnchoredNote{&n, index, std::move(text), std::move(texts), 0, after});
       continue;
     }
     TimeUs at = ms_to_us(dur_ms(n.at_ms, nullptr, Where{n.where.pos, n.where.path + ".at_ms"}));
-    scheduler_.schedule_at(at, [this, text, index] { narrate(text, index); });
+    scheduler_.schedule_at(at, [this, text, texts, index] { narrate(text, texts, index); });
   }
 }
 
-void Engine::narrate(const std::string& text, int64_t index) {
-  put(TraceEvent{scheduler_.now_us(), "narration", "", -1, -1, -1, text}.with(F::note, index));
+void Engine::narrate(const std::string& text, const std::vector<std::string>& texts,
+                     int64_t index) {
+  TraceEvent e =
+      TraceEvent{scheduler_.now_us(), "narration", "", -1, -1, -1, text}.with(F::note, index);
+  if (!texts.empty()) e.with(F::texts, texts);
+  put(std::move(e));
 }
 
 // Every trace event passes here while the run goes on: the live view sees it, and notes
@@ -902,11 +913,13 @@ void Engine::on_trace_event(const TraceEvent& e) {
     AnchoredNote& a = anchored_[i];
     a.seen = -1;  // told once
     if (a.after_us == 0) {
-      narrate(a.text, a.index);
+      narrate(a.text, a.texts, a.index);
     } else {
       std::string text = a.text;
+      std::vector<std::string> texts = a.texts;
       int64_t index = a.index;
-      scheduler_.schedule_after(a.after_us, [this, text, index] { narrate(text, index); });
+      scheduler_.schedule_after(a.after_us,
+                                [this, text, texts, index] { narrate(text, texts, index); });
     }
   }
 }

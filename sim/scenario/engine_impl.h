@@ -341,7 +341,7 @@ class Engine {
   void number_steps(const std::vector<Step>& steps);
   void schedule_faults();
   void schedule_narration();
-  void narrate(const std::string& text, int64_t index);
+  void narrate(const std::string& text, const std::vector<std::string>& texts, int64_t index);
   void on_trace_event(const TraceEvent& e);
   void evaluate_checks();
 
@@ -378,7 +378,8 @@ class Engine {
     const Note* note;
     int64_t index;
     std::string text;
-    int64_t seen;  // matching events so far; -1 once told
+    std::vector<std::string> texts;  // en, ru, cs (empty: the same in every language)
+    int64_t seen;                    // matching events so far; -1 once told
     TimeUs after_us;
   };
   std::vector<AnchoredNote> anchored_;

@@ -324,5 +324,34 @@ TEST(Strings, SpeedInTheLanguagesDecimalMark) {
   EXPECT_EQ(speed_words(20.0, Lang::cs), "20,0\u00d7");
 }
 
+// A trace recorded in English reads in Russian and Czech too: its narration carries every
+// language (`texts`), so a saved trace replayed with the language selector has no English note.
+TEST(Strings, ARecordedTracesNarrationReadsInEveryLanguage) {
+  const scenario::Scenario sc = load("ttl-double-holder");
+  scenario::RunOptions options;
+  options.lang = "en";
+  const scenario::RunResult result = scenario::run_scenario(sc, options);
+  // Through the file format, as a replay reads it.
+  std::optional<Trace> replayed = trace_from_json(trace_to_json(result.trace));
+  ASSERT_TRUE(replayed);
+  TimelineModel model;
+  model.update(*replayed);
+  size_t narration = 0;
+  for (const Note& n : model.notes()) {
+    if (!n.actor.empty()) continue;
+    narration++;
+    EXPECT_EQ(n.text_in(size_t(Lang::en)), n.text);
+    for (Lang lang : {Lang::ru, Lang::cs}) {
+      const std::string& said = n.text_in(size_t(lang));
+      EXPECT_NE(said, n.text) << lang_code(lang);
+      EXPECT_EQ(english_leaks(said, lang, {"lock", "job"}), std::vector<std::string>{}) << said;
+    }
+    EXPECT_NE(std::count_if(n.text_in(size_t(Lang::ru)).begin(), n.text_in(size_t(Lang::ru)).end(),
+                            [](char c) { return static_cast<unsigned char>(c) >= 0xD0; }),
+              0);
+  }
+  EXPECT_GE(narration, 3u);
+}
+
 }  // namespace
 }  // namespace redlab::gui
