@@ -21,10 +21,15 @@ void run_subscribe(Engine& eng, ActorRt& a, const Step& s, Next k) {
   a.pubsubs.push_back(std::move(ps));
   // A slow subscriber receives the way go-redis applications do, through PubSub.Channel():
   // go-redis drains the socket into a 100-message Go channel and the application takes
-  // one message every handle_ms (sim/client/pubsub.h).
+  // one message every handle_ms (sim/client/pubsub.h). channel_size is WithChannelSize.
   if (handle_ms > 0) {
     client::ChannelOptions co;
     co.handle_us = ms_to_us(handle_ms);
+    if (s.n("channel_size")) {
+      co.size = eng.num(*s.n("channel_size"), &a, eng.field(s, "channel_size"));
+      if (co.size < 1 || co.size > 1000000)
+        eng.fail(eng.field(s, "channel_size"), "expected 1 to 1000000 messages");
+    }
     raw->channel(co);
   }
   // The actor means to listen to each channel for for_ms: a span per channel, ended when
@@ -92,7 +97,8 @@ constexpr FieldSpec kSubscribe[] = {
      .absent = "non-empty",
      .non_empty = true},
     {.key = "for_ms", .type = FieldType::Duration, .required = true, .unit = "ms"},
-    {.key = "handle_ms", .type = FieldType::Duration, .unit = "ms", .absent = "0"}};
+    {.key = "handle_ms", .type = FieldType::Duration, .unit = "ms", .absent = "0"},
+    {.key = "channel_size", .type = FieldType::Count, .unit = "messages", .absent = "100"}};
 constexpr FieldSpec kPublish[] = {{.key = "channel", .type = FieldType::Text, .required = true},
                                   {.key = "message", .type = FieldType::Text, .required = true},
                                   {.key = "pad_to", .type = FieldType::Number, .unit = "bytes"}};

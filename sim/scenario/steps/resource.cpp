@@ -1,4 +1,5 @@
-// resource_write: a write to a fenced resource (a database outside Redis), 2 ms away.
+// resource_write: a write to a fenced resource (a database outside Redis), 2 ms away unless the
+// step says how long it takes.
 #include "sim/scenario/engine_impl.h"
 #include "sim/scenario/kinds.h"
 
@@ -21,9 +22,12 @@ void run_write(Engine& eng, ActorRt& a, const Step& s, Next k) {
                                .with(F::resource, res)
                                .with(F::fence, *fence)
                                .with(F::value, value));
-  // The write travels to the database and back: a few ms, like a query.
+  // The write travels to the database and back: a few ms, like a query (or `ms`, a slow one).
+  // The database decides when the timer fires, on the writer's process: a writer frozen by a
+  // pause in the middle of its write delivers it at the resume, with whatever fence it had.
+  int64_t write_ms = s.n("ms") ? eng.step_ms(a, s, "ms", 2) : 2;
   ActorRt* p = &a;
-  eng.after(a, ms_to_us(2), [&eng, p, &s, k, res, f = *fence, value, span] {
+  eng.after(a, ms_to_us(write_ms), [&eng, p, &s, k, res, f = *fence, value, span] {
     ResourceRt& r = eng.resources_[res];
     bool accepted = !r.check || !r.any || f >= r.highest;
     int64_t highest_before = r.any ? r.highest : 0;
@@ -52,7 +56,8 @@ void run_write(Engine& eng, ActorRt& a, const Step& s, Next k) {
 constexpr FieldSpec kWrite[] = {
     {.key = "resource", .type = FieldType::Resource, .required = true},
     {.key = "fence", .type = FieldType::Text, .required = true},
-    {.key = "value", .type = FieldType::Text, .absent = "the actor's name"}};
+    {.key = "value", .type = FieldType::Text, .absent = "the actor's name"},
+    {.key = "ms", .type = FieldType::Duration, .unit = "ms", .absent = "2"}};
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 // Streams with consumer groups: stream_add (XADD), stream_consume (XREADGROUP and XACK in a
 // loop, or the XREAD $ mistake) and stream_autoclaim (XAUTOCLAIM).
+#include <memory>
+
 #include "sim/scenario/engine_impl.h"
 #include "sim/scenario/kinds.h"
 
@@ -71,23 +73,48 @@ std::vector<std::pair<std::string, std::string>> entries(const Reply& list) {
   return out;
 }
 
-void deliver_entries(Engine& eng, ActorRt& a, const Step& s, const std::string& stream,
-                     const std::string& group,
-                     const std::vector<std::pair<std::string, std::string>>& got, bool ack,
-                     Next k) {
-  if (got.empty()) return k();
-  for (auto& [id, text] : got) {
-    eng.put(eng.ev(a, "stream_message", eng.sid(s),
-                   stream + " " + id + " " + trace_excerpt(text, 60))
-                .with(F::channel, stream)
-                .with(F::id, id)
-                .with(F::message, trace_excerpt(text))
-                .with(F::group, group));
-  }
-  if (!ack) return k();
+using Entries = std::vector<std::pair<std::string, std::string>>;
+
+// The consumer is done with the first `handled` entries of a batch: XACK them (if ack).
+void ack_entries(Engine& eng, ActorRt& a, const Step& s, const std::string& stream,
+                 const std::string& group, const Entries& got, size_t handled, bool ack, Next k) {
+  if (!ack || handled == 0) return k();
   Argv x{"XACK", stream, group};
-  for (auto& [id, text] : got) x.push_back(id);
+  for (size_t i = 0; i < handled && i < got.size(); i++) x.push_back(got[i].first);
   a.client->do_command(eng.ctx(a, s), x, eng.guard1<Result>(a, [k](Result) { k(); }));
+}
+
+void put_entry(Engine& eng, ActorRt& a, const Step& s, const std::string& stream,
+               const std::string& group, const std::pair<std::string, std::string>& entry) {
+  const auto& [id, text] = entry;
+  eng.put(eng.ev(a, "stream_message", eng.sid(s), stream + " " + id + " " + trace_excerpt(text, 60))
+              .with(F::channel, stream)
+              .with(F::id, id)
+              .with(F::message, trace_excerpt(text))
+              .with(F::group, group));
+}
+
+// A slow consumer (handle_ms): it takes entry i (stream_message), handles it for handle_us,
+// then takes the next, but none after `until` (the end of its window): what it read and
+// never got to stays pending in the group, unacknowledged.
+void handle_entries(Engine& eng, ActorRt& a, const Step& s, const std::string& stream,
+                    const std::string& group, std::shared_ptr<const Entries> got, size_t i,
+                    bool ack, TimeUs handle_us, TimeUs until, Next k) {
+  if (i == got->size() || eng.scheduler_.now_us() >= until)
+    return ack_entries(eng, a, s, stream, group, *got, i, ack, std::move(k));
+  put_entry(eng, a, s, stream, group, (*got)[i]);
+  ActorRt* p = &a;
+  eng.after(a, handle_us, [&eng, p, &s, stream, group, got, i, ack, handle_us, until, k]() mutable {
+    handle_entries(eng, *p, s, stream, group, std::move(got), i + 1, ack, handle_us, until,
+                   std::move(k));
+  });
+}
+
+void deliver_entries(Engine& eng, ActorRt& a, const Step& s, const std::string& stream,
+                     const std::string& group, const Entries& got, bool ack, Next k) {
+  if (got.empty()) return k();
+  for (const auto& entry : got) put_entry(eng, a, s, stream, group, entry);
+  ack_entries(eng, a, s, stream, group, got, got.size(), ack, std::move(k));
 }
 
 void consume_loop(Engine& eng, ActorRt& a, const Step& s, const std::string& stream,
@@ -130,6 +157,11 @@ void consume_loop(Engine& eng, ActorRt& a, const Step& s, const std::string& str
               auto e = entries(st.elements[1]);
               got.insert(got.end(), e.begin(), e.end());
             }
+        TimeUs handle_us = ms_to_us(eng.step_ms(*p, s, "handle_ms", 0));
+        if (handle_us > 0 && !got.empty())
+          return handle_entries(eng, *p, s, stream, group,
+                                std::make_shared<const Entries>(std::move(got)), 0, ack, handle_us,
+                                until, again);
         deliver_entries(eng, *p, s, stream, group, got, ack, again);
       }));
 }
@@ -198,7 +230,8 @@ constexpr FieldSpec kConsume[] = {
     {.key = "count", .type = FieldType::Number, .unit = "entries", .absent = "10"},
     {.key = "block_ms", .type = FieldType::Duration, .unit = "ms", .absent = "1000"},
     {.key = "ack", .type = FieldType::Bool, .absent = "`true`"},
-    {.key = "mode", .type = FieldType::Text, .absent = "`group`", .choices = "group latest"}};
+    {.key = "mode", .type = FieldType::Text, .absent = "`group`", .choices = "group latest"},
+    {.key = "handle_ms", .type = FieldType::Duration, .unit = "ms", .absent = "0"}};
 constexpr FieldSpec kAutoclaim[] = {
     {.key = "stream", .type = FieldType::Text, .required = true},
     {.key = "group", .type = FieldType::Text, .required = true},
