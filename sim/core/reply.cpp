@@ -44,6 +44,27 @@ void append_resp(std::string& out, const Reply& r) {
   }
 }
 
+size_t resp_size(const Reply& r) {
+  switch (r.kind) {
+    case Reply::Kind::Status:
+    case Reply::Kind::Error:
+      return 1 + r.str.size() + 2;
+    case Reply::Kind::Integer:
+      return 1 + std::to_string(r.integer).size() + 2;
+    case Reply::Kind::Bulk:
+      return 1 + std::to_string(r.str.size()).size() + 2 + r.str.size() + 2;
+    case Reply::Kind::Nil:
+    case Reply::Kind::NilArray:
+      return 5;
+    case Reply::Kind::Array: {
+      size_t n = 1 + std::to_string(r.elements.size()).size() + 2;
+      for (const Reply& e : r.elements) n += resp_size(e);
+      return n;
+    }
+  }
+  return 0;
+}
+
 std::string to_resp(const Reply& reply) {
   std::string out;
   append_resp(out, reply);
@@ -148,7 +169,10 @@ void format_tty(std::string& out, const Reply& r, const std::string& prefix) {
   }
 }
 
-void format_short_into(std::string& out, const Reply& r) {
+// Stops once out is longer than limit_chars: format_short cuts there anyway, and a bulk of
+// megabytes would otherwise be escaped whole for a 120-character line.
+void format_short_into(std::string& out, const Reply& r, size_t limit_chars) {
+  if (out.size() > limit_chars) return;
   switch (r.kind) {
     case Reply::Kind::Error:
       out += "(error) " + r.str;
@@ -159,18 +183,23 @@ void format_short_into(std::string& out, const Reply& r) {
     case Reply::Kind::Integer:
       out += "(integer) " + std::to_string(r.integer);
       return;
-    case Reply::Kind::Bulk:
-      out += quote_repr(r.str);
+    case Reply::Kind::Bulk: {
+      // Every byte escapes to at least one character: this prefix is enough to pass the limit.
+      size_t room = limit_chars - out.size() + 1;
+      out += '"';
+      append_repr_escaped(out, std::string_view(r.str).substr(0, room));
+      if (r.str.size() <= room) out += '"';
       return;
+    }
     case Reply::Kind::Nil:
     case Reply::Kind::NilArray:
       out += "(nil)";
       return;
     case Reply::Kind::Array:
       out += '[';
-      for (size_t k = 0; k < r.elements.size(); k++) {
+      for (size_t k = 0; k < r.elements.size() && out.size() <= limit_chars; k++) {
         if (k) out += ' ';
-        format_short_into(out, r.elements[k]);
+        format_short_into(out, r.elements[k], limit_chars);
       }
       out += ']';
       return;
@@ -187,7 +216,7 @@ std::string format_cli(const Reply& reply) {
 
 std::string format_short(const Reply& reply, size_t max_chars) {
   std::string out;
-  format_short_into(out, reply);
+  format_short_into(out, reply, max_chars);
   if (out.size() > max_chars) {
     out.resize(max_chars > 3 ? max_chars - 3 : 0);
     out += "...";

@@ -40,6 +40,9 @@ struct Reply {
 // RESP2 wire encoding ("+OK\r\n", "$3\r\nfoo\r\n", ...).
 std::string to_resp(const Reply& reply);
 void append_resp(std::string& out, const Reply& reply);
+// to_resp(reply).size() without building the string (output-buffer accounting counts every
+// message a subscriber is sent, and those may be megabytes).
+size_t resp_size(const Reply& reply);
 
 // Exactly what `redis-cli --no-raw` prints for this reply (cliFormatReplyTTY), including the
 // trailing newline.

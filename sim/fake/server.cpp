@@ -912,7 +912,7 @@ void Server::emit(ClientId id, TimeUs at_us, Reply&& reply) {
   Capture* cap = capture_ ? capture_for(id) : nullptr;
   Client* c = cap && cap->client ? cap->client : client(id);
   if (!c) return;
-  if (!c->auto_read) c->unread_bytes += static_cast<int64_t>(to_resp(reply).size());
+  if (!c->auto_read) c->unread_bytes += static_cast<int64_t>(resp_size(reply));
   if (cap) {
     if (cap->all) {
       cap->all->push_back(std::move(reply));

@@ -421,7 +421,7 @@ void Network::consumed(Conn& c, const Reply& reply) {
   auto it = servers_.find(c.server);
   if (it == servers_.end() || !c.server_open || c.server_client == 0) return;
   if (it->second.server->connected(c.server_client))
-    it->second.server->client_read(c.server_client, int64_t(to_resp(reply).size()));
+    it->second.server->client_read(c.server_client, int64_t(resp_size(reply)));
 }
 
 void Network::set_paced(ConnId conn) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "sim/core/cmdline.h"
 
 namespace redlab {
@@ -32,6 +34,51 @@ TEST(Reply, EmptyAndNil) {
 TEST(Reply, RespEncoding) {
   EXPECT_EQ(to_resp(Reply::array({Reply::bulk("foo"), Reply::nil(), Reply::nil_array()})),
             "*3\r\n$3\r\nfoo\r\n$-1\r\n*-1\r\n");
+}
+
+// resp_size is to_resp(...).size() without the string; format_short stops formatting at its
+// limit and must print what formatting everything and cutting would.
+TEST(Reply, RespSizeAndShortFormOfBigReplies) {
+  std::vector<Reply> replies = {
+      Reply::ok(),
+      Reply::error("ERR x"),
+      Reply::integer_reply(-12345),
+      Reply::nil(),
+      Reply::nil_array(),
+      Reply::bulk(std::string(70000, 'x')),
+      Reply::array({Reply::bulk("message"), Reply::bulk("orders"),
+                    Reply::bulk("order-1 " + std::string(65528, '.'))}),
+      Reply::array({Reply::array({Reply::integer_reply(1), Reply::bulk("a\n")}), Reply::array()}),
+  };
+  auto full_short = [](const Reply& r, size_t max_chars) {
+    // The old way: the whole reply formatted, then cut.
+    std::string out;
+    std::function<void(const Reply&)> into = [&](const Reply& x) {
+      switch (x.kind) {
+        case Reply::Kind::Bulk:
+          out += quote_repr(x.str);
+          return;
+        case Reply::Kind::Array:
+          out += '[';
+          for (size_t k = 0; k < x.elements.size(); k++) {
+            if (k) out += ' ';
+            into(x.elements[k]);
+          }
+          out += ']';
+          return;
+        default:
+          out += format_short(x, 1000);
+      }
+    };
+    into(r);
+    if (out.size() > max_chars) out = out.substr(0, max_chars > 3 ? max_chars - 3 : 0) + "...";
+    return out;
+  };
+  for (const Reply& r : replies) {
+    EXPECT_EQ(resp_size(r), to_resp(r).size()) << format_short(r);
+    for (size_t max_chars : {0, 3, 5, 18, 19, 20, 60, 120})
+      EXPECT_EQ(format_short(r, max_chars), full_short(r, max_chars)) << max_chars;
+  }
 }
 
 TEST(SplitArgs, QuotingRules) {
