@@ -266,6 +266,34 @@ std::vector<Case> cases() {
        {{"batch_not_interleaved", true}, {"batch_round_trips", false}}},
       // MULTI around the readers does not keep them out of A's pipeline.
       {"pipeline-vs-multi", {{"reads", "multi"}}, {}, {{"batch_not_interleaved", false}}},
+      // Issue 14, watchdog-gc-pause and pubsub-slow-subscriber.
+      // An 8 s pause, shorter than the 9 s TTL, outlasts the 6.5 s left since the last extend.
+      {"watchdog-gc-pause", {}, {}, {{"mutual_exclusion", false}, {"no_stale_write", false}}},
+      {"watchdog-gc-pause",
+       {{"resource", "checks-fence"}},
+       {},
+       {{"mutual_exclusion", false}, {"no_stale_write", true}}},
+      // The same pause 0.5 s after an extend: 8.5 s were left, the lock survives.
+      {"watchdog-gc-pause",
+       {},
+       {{"pause_at_ms", 3500}},
+       {{"mutual_exclusion", true}, {"no_stale_write", true}}},
+      {"watchdog-gc-pause",
+       {{"watchdog", "off"}},
+       {{"pause_ms", 0}},
+       {{"mutual_exclusion", false}, {"no_stale_write", false}}},
+      {"watchdog-gc-pause",
+       {{"watchdog", "off"}, {"resource", "checks-fence"}},
+       {{"pause_ms", 0}},
+       {{"mutual_exclusion", false}, {"no_stale_write", true}}},
+      {"pubsub-slow-subscriber", {}, {}, {{"no_lost_messages", false}}},
+      {"pubsub-slow-subscriber", {}, {{"limit_kb", 16384}}, {{"no_lost_messages", true}}},
+      {"pubsub-slow-subscriber", {}, {{"channel_size", 200}}, {{"no_lost_messages", false}}},
+      {"pubsub-slow-subscriber", {{"transport", "streams"}}, {}, {{"no_lost_messages", true}}},
+      {"pubsub-slow-subscriber",
+       {{"transport", "streams"}},
+       {{"maxlen", 100}},
+       {{"no_lost_messages", false}}},
   };
 }
 
@@ -410,6 +438,88 @@ TEST(Scenarios, SlowSubscriberFallsBehindInItsChannelAndNeverHearsTheRest) {
   RunResult quick =
       run("pubsub-reconnect-loss", 1, {{"slow-subscriber", "on"}}, {{"handle_ms", 100}});
   EXPECT_TRUE(check(quick, "no_lost_messages").ok) << check(quick, "no_lost_messages").summary;
+}
+
+// watchdog-gc-pause: A's rows take 250 ms each (resource_write ms). The pause freezes one of
+// them; at the resume it reaches the database at once, before the watchdog's overdue extend
+// comes back with 0: one stale write, then A abandons.
+TEST(Scenarios, WatchdogGcPauseTheFrozenRowLandsBeforeTheExtendSaysLost) {
+  RunResult r = run("watchdog-gc-pause", 1);
+  TraceIndex ix(r.trace);
+  TimeUs resume = -1, lost = -1, abandoned = -1, b_first = -1;
+  for (size_t i : ix.of_kind("fault"))
+    if (ix.event(i).actor == "A" && ix.event(i).text == "resume") resume = ix.event(i).time_us;
+  for (size_t i : ix.of_kind("lock_lost"))
+    if (ix.event(i).actor == "A") lost = ix.event(i).time_us;
+  for (size_t i : ix.of_kind("abandon"))
+    if (ix.event(i).actor == "A") abandoned = ix.event(i).time_us;
+  std::vector<TimeUs> a_rows;
+  for (size_t i : ix.of_kind("resource_accept")) {
+    const TraceEvent& e = ix.event(i);
+    if (e.actor == "A") a_rows.push_back(e.time_us);
+    if (e.actor == "B" && b_first < 0) b_first = e.time_us;
+  }
+  ASSERT_EQ(resume, 13'500'000);  // 5.5 s + 8 s
+  ASSERT_GE(a_rows.size(), 3u);
+  // 250 ms a row, each decided when its timer fires on A's process.
+  EXPECT_GE(a_rows[1] - a_rows[0], 250'000);
+  EXPECT_LT(a_rows[1] - a_rows[0], 251'000);
+  EXPECT_EQ(a_rows.back(), resume);  // the frozen row, decided at the resume
+  EXPECT_LT(b_first, resume);        // after B's rows: stale
+  EXPECT_GT(lost, resume);           // the extend's answer comes a round trip later
+  EXPECT_EQ(abandoned, lost);
+  EXPECT_EQ(a_rows.size(), size_t(5500 / 250));  // 21 rows done before the pause, then one
+  // The key expired at the last extend (3 s) plus the TTL, not at the pause plus the TTL.
+  size_t expired = ix.of_kind("key_expired").front();
+  EXPECT_GE(ix.event(expired).time_us, 12'000'000);
+  EXPECT_LT(ix.event(expired).time_us, 12'100'000);
+}
+
+// pubsub-slow-subscriber: PUBLISH counted the subscriber for the messages the server then
+// dropped with its output buffer; Channel() holds channel_size messages at most.
+TEST(Scenarios, SlowSubscriberIsCutWhilePublishCountedItAsReceiver) {
+  RunResult r = run("pubsub-slow-subscriber", 1);
+  TraceIndex ix(r.trace);
+  ASSERT_FALSE(ix.of_kind("client_cut").empty());
+  int64_t dropped = 0;
+  for (size_t i : ix.of_kind("net_buffer_lost")) dropped += ix.event(i).num_or(F::count, 0);
+  EXPECT_GE(dropped, 16);  // 1 MB of 64 KB messages at each cut
+  const CheckResult& c = check(r, "no_lost_messages");
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.summary.find("PUBLISH counted a receiver for"), std::string::npos) << c.summary;
+  int64_t queued_max = 0;
+  for (size_t i : ix.of_kind("pubsub_message"))
+    queued_max = std::max(queued_max, ix.event(i).num_or(F::count, 0));
+  EXPECT_EQ(queued_max, 99);  // the default Go channel of 100, one just taken out
+  RunResult bigger = run("pubsub-slow-subscriber", 1, {}, {{"channel_size", 200}});
+  TraceIndex bx(bigger.trace);
+  queued_max = 0;
+  for (size_t i : bx.of_kind("pubsub_message"))
+    queued_max = std::max(queued_max, bx.event(i).num_or(F::count, 0));
+  EXPECT_EQ(queued_max, 199);
+  EXPECT_THROW(run("pubsub-slow-subscriber", 1, {}, {{"channel_size", 0}}), ScenarioError);
+}
+
+// The stream consumer takes one entry every handle_ms and acknowledges each batch of 10;
+// whatever it has not read waits in the stream, so nothing is lost.
+TEST(Scenarios, SlowStreamConsumerTakesOneEntryPerHandleTime) {
+  RunResult r = run("pubsub-slow-subscriber", 1, {{"transport", "streams"}});
+  TraceIndex ix(r.trace);
+  std::vector<TimeUs> taken;
+  for (size_t i : ix.of_kind("stream_message")) taken.push_back(ix.event(i).time_us);
+  ASSERT_EQ(taken.size(), 400u);
+  // 50 ms apart; between two batches also the XACK and the next XREADGROUP round trips.
+  for (size_t i = 1; i < 400; i++) {
+    EXPECT_GE(taken[i] - taken[i - 1], 50'000) << i;
+    EXPECT_LT(taken[i] - taken[i - 1], 53'000) << i;
+  }
+  size_t acks = 0;
+  for (size_t i : ix.of_kind("command")) {
+    const std::vector<std::string>* argv = ix.event(i).list(F::argv);
+    if (argv && !argv->empty() && (*argv)[0] == "XACK") acks++;
+  }
+  EXPECT_GE(acks, 40u);  // a batch of at most 10 at a time
+  EXPECT_TRUE(check(r, "no_lost_messages").ok);
 }
 
 TEST(Scenarios, PoolExhaustionFailsHandlersWithPoolTimeoutAndTracesPoolStats) {
