@@ -66,6 +66,11 @@ void Network::on_server_event(const std::string& name, const fake::ServerEvent& 
   // one in the trace (time only moves forward).
   TimeUs last = trace_->size() ? trace_->events().back().time_us : 0;
   TimeUs at = std::max(ev.at_us, last);
+  // A cut decided while the server still serves the command that filled the buffer is dated
+  // at the end of that command (busy_until), after the moment the network drains it; what
+  // follows from it here (net_server_close, the client's EOF, a note about the cut) is dated
+  // now, so the cut is too: the trace never goes backwards.
+  if (ev.kind == Kind::ClientCut) at = std::max(std::min(ev.at_us, scheduler_.now_us()), last);
   TraceEvent e{at, "", name, conn_of(ev.client), -1, -1, ""};
   auto key_fields = [&](TraceEvent& k) {
     k.with(F::key, ev.key);
