@@ -363,6 +363,7 @@ const char* lang_code(Lang lang);
   X(v_lost, "{0} missed {1} on {2}, published from {3} to {4}: {5}", "{0} пропустил {1} в канале {2}, опубликованных с {3} до {4}: {5}", "{0} zmeškal {1} v kanálu {2}, publikovaných od {3} do {4}: {5}") \
   X(messages, "message|messages", "сообщение|сообщения|сообщений", "zprávu|zprávy|zpráv") \
   X(v_lost_zero, "{0} (PUBLISH returned 0 for {1} of them: nobody was subscribed)", "{0} (PUBLISH вернул 0 для {1} из них: никто не был подписан)", "{0} (PUBLISH vrátil 0 pro {1} z nich: nikdo nebyl přihlášen)") \
+  X(v_lost_counted, "{0} (PUBLISH counted a receiver for {1} of them: queued for the subscriber, never processed)", "{0} (PUBLISH насчитал получателя для {1} из них: в очереди подписчика, но так и не обработаны)", "{0} (PUBLISH započítal příjemce u {1} z nich: ve frontě odběratele, ale nikdy nezpracovány)") \
   X(v_lost_label, "{0} lost", "потеряно: {0}", "ztraceno: {0}") \
   X(v_lost_zero_label, "PUBLISH reached 0 subscribers: {0} lost", "PUBLISH дошёл до 0 подписчиков: потеряно {0}", "PUBLISH dorazil k 0 odběratelům: ztraceno {0}") \
   X(v_lost_ok, "every message arrived", "все сообщения дошли", "všechny zprávy dorazily") \

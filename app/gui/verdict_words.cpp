@@ -258,7 +258,7 @@ void lost_facts(const ViolationRegion& v, const TraceIndex& ix, ViolationFacts& 
         received.insert(std::string(d.str_or(F::message)));
     }
   std::vector<std::string> lost;
-  int64_t zero = 0;
+  int64_t zero = 0, counted = 0;  // PUBLISH's reply: 0, or a receiver it queued them for
   each_in(ix, "publish", v.from_us, v.to_us, [&](size_t i) {
     const TraceEvent& p = ix.event(i);
     if (p.str_or(F::channel) != channel || (p.str_or(F::method) == "stream") != stream) return;
@@ -269,12 +269,13 @@ void lost_facts(const ViolationRegion& v, const TraceIndex& ix, ViolationFacts& 
     lost.push_back(message);
     f.counted.push_back({p.time_us, 1});
     if (end != kNoEvent && ix.event(end).num_or(F::receivers, -1) == 0) zero++;
+    if (end != kNoEvent && ix.event(end).num_or(F::receivers, -1) > 0) counted++;
   });
   if (lost.empty()) return;
   f.form = Form::lost;
   f.s = {stream && !group.empty() ? "" : actor, group, channel};
   for (std::string& name : message_names(lost)) f.s.push_back(std::move(name));
-  f.n = {static_cast<int64_t>(lost.size()), zero};
+  f.n = {static_cast<int64_t>(lost.size()), zero, counted};
 }
 
 void timeout_facts(const ViolationRegion& v, std::string_view event_kind, Form form,
@@ -540,6 +541,8 @@ ViolationWords violation_words(const ViolationRegion& v, const ViolationFacts& f
       w.sentence =
           trf(S::v_lost, lang, {who, plural(n[0], S::messages, lang), s[2], from, to, list});
       if (n[1] > 0) w.sentence = trf(S::v_lost_zero, lang, {w.sentence, num(n[1])});
+      if (n.size() > 2 && n[2] > 0)
+        w.sentence = trf(S::v_lost_counted, lang, {w.sentence, num(n[2])});
       break;
     }
     case Form::pool:
