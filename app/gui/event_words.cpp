@@ -335,6 +335,7 @@ std::vector<std::string> event_fields_words(
     const std::function<std::string(F, std::string_view)>& check_title) {
   std::vector<std::string> out;
   for (const TraceField& f : e.fields) {
+    if (f.key == F::texts) continue;  // the note itself, shown in the chosen language above
     std::string value;
     if (const auto* n = std::get_if<int64_t>(&f.value)) {
       // Times and durations in the run's units and decimal mark, like the ruler.
