@@ -10,6 +10,8 @@
 // scripts, resources). Small helpers are inline: they run for every step.
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -139,11 +141,23 @@ class Engine {
     return v;
   }
   // The line's first two words are DEBUG SLEEP (its argument may be a template with blanks).
+  // Without allocating: str() asks this of every template it evaluates at a time scale.
   static bool is_debug_sleep(std::string_view line) {
-    std::istringstream words{std::string(line)};
-    std::string first, second;
-    words >> first >> second;
-    return upper(first) == "DEBUG" && upper(second) == "SLEEP";
+    auto word = [&line]() {
+      size_t from = line.find_first_not_of(" \t");
+      if (from == std::string_view::npos) return std::string_view{};
+      size_t to = std::min(line.find_first_of(" \t", from), line.size());
+      std::string_view w = line.substr(from, to - from);
+      line.remove_prefix(to);
+      return w;
+    };
+    auto is = [](std::string_view w, std::string_view upper_word) {
+      return w.size() == upper_word.size() &&
+             std::equal(w.begin(), w.end(), upper_word.begin(), [](char c, char u) {
+               return std::toupper(static_cast<unsigned char>(c)) == u;
+             });
+    };
+    return is(word(), "DEBUG") && is(word(), "SLEEP");
   }
   // A duration of the file at the run's time scale; a duration above 0 stays above 0.
   int64_t scaled_ms(int64_t ms) const {
