@@ -1163,9 +1163,17 @@ class Loader {
             d.args.emplace(f.key, Template::literal(n));
             break;
           }
-          case FieldType::Text:
-            d.args.emplace(f.key, tmpl(*fv, fp));
+          case FieldType::Text: {
+            Template t = tmpl(*fv, fp);
+            // A literal value of a field with choices must be one of them, as for a step.
+            if (f.choices && t.is_literal()) {
+              std::vector<std::string> words = choice_words(f.choices);
+              if (std::find(words.begin(), words.end(), t.source()) == words.end())
+                fail(fv->pos(), fp, "expected " + choice_list(f.choices, true));
+            }
+            d.args.emplace(f.key, std::move(t));
             break;
+          }
           default:
             REDLAB_ASSERT(false && "a check's field is text, a count or a resource");
         }

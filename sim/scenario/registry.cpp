@@ -21,6 +21,8 @@ extern const CheckKind no_wait_behind_check;
 // Issue 14, pipeline-vs-multi and rate-limiter-window.
 extern const CheckKind batch_not_interleaved_check, batch_round_trips_check,
     rate_within_limit_check;
+// Issue 14, context-timeout-reconnect-storm.
+extern const CheckKind dials_within_check;
 }  // namespace checks
 
 namespace steps {
@@ -104,6 +106,8 @@ std::span<const CheckKind* const> check_kinds() {
       &checks::batch_not_interleaved_check,
       &checks::batch_round_trips_check,
       &checks::rate_within_limit_check,
+      // Issue 14, context-timeout-reconnect-storm.
+      &checks::dials_within_check,
   };
   return kAll;
 }
