@@ -294,6 +294,27 @@ std::vector<Case> cases() {
        {{"transport", "streams"}},
        {{"maxlen", 100}},
        {{"no_lost_messages", false}}},
+      // context-timeout-reconnect-storm: a deadline below the p99 with ContextTimeoutEnabled.
+      {"context-timeout-reconnect-storm",
+       {},
+       {},
+       {{"dials_within", false}, {"no_read_timeouts", false}, {"request_within_deadline", true}}},
+      {"context-timeout-reconnect-storm",
+       {{"deadline", "headroom"}},
+       {},
+       {{"dials_within", true}, {"no_read_timeouts", true}}},
+      // Off: nothing times out, and the user's request outlives its deadline.
+      {"context-timeout-reconnect-storm",
+       {{"context_timeout_enabled", "off"}},
+       {},
+       {{"dials_within", true}, {"no_read_timeouts", true}, {"request_within_deadline", false}}},
+      // Off, with a ReadTimeout below the p99: the read is bounded, and the storm is back.
+      {"context-timeout-reconnect-storm",
+       {{"context_timeout_enabled", "off"}, {"deadline", "headroom"}},
+       {{"read_timeout_ms", 100}},
+       {{"dials_within", false}, {"no_read_timeouts", false}}},
+      // A bigger pool does not help: every connection is thrown away at its next timeout.
+      {"context-timeout-reconnect-storm", {}, {{"pool_size", 100}}, {{"dials_within", false}}},
   };
 }
 
@@ -703,6 +724,45 @@ TEST(Scenarios, BadRunOptionsAreClearErrors) {
   } catch (const ScenarioError& e) {
     EXPECT_NE(std::string(e.what()).find("values: del, lua"), std::string::npos) << e.what();
   }
+}
+
+// The storm's numbers, from the trace: each slow moment adds the same misses to the pool's
+// statistics while its connection count stays put; with headroom the misses stop at the
+// warm-up's. The closes' reasons say why: a GET's read, or a new connection's HELLO.
+TEST(Scenarios, ContextTimeoutStormRedialsEverySlowMomentWhileTotalConnsStays) {
+  auto last_stats = [](const RunResult& r, TimeUs until_us) {
+    const TraceEvent* last = nullptr;
+    for (const TraceEvent& e : r.trace.events())
+      if (e.kind == "pool_stats" && e.actor == "app" && e.time_us <= until_us) last = &e;
+    return last;
+  };
+  RunResult storm = run("context-timeout-reconnect-storm", 1);
+  RunResult calm = run("context-timeout-reconnect-storm", 1, {{"deadline", "headroom"}});
+  int64_t previous = -1;
+  for (int64_t second = 2; second <= 6; second++) {
+    const TraceEvent* s = last_stats(storm, second * 1'000'000);
+    const TraceEvent* c = last_stats(calm, second * 1'000'000);
+    ASSERT_NE(s, nullptr);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(s->num_or(F::total, -1), 6) << second;
+    EXPECT_EQ(c->num_or(F::misses, -1), 6) << second;
+    int64_t misses = s->num_or(F::misses, -1);
+    if (previous >= 0) {
+      EXPECT_GE(misses - previous, 12) << second;
+    }
+    previous = misses;
+  }
+  size_t timeouts = 0, hellos = 0;
+  for (const TraceEvent& e : storm.trace.events()) {
+    if (e.kind != "conn_close") continue;
+    const std::string* reason = e.str(F::reason);
+    ASSERT_NE(reason, nullptr);
+    if (*reason == "i/o timeout") timeouts++;
+    if (*reason == "context deadline exceeded") hellos++;
+  }
+  EXPECT_GT(timeouts, 0u);
+  EXPECT_GT(hellos, timeouts);  // most redials die in their HELLO, behind the same command
+  EXPECT_EQ(count(calm, "conn_close"), 0u);
 }
 
 }  // namespace
