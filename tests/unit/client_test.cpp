@@ -469,6 +469,42 @@ TEST_F(StalledServerTest, ContextDeadlineBoundsTheReadOnlyWithContextTimeoutEnab
   EXPECT_EQ(events("conn_close", "without").size(), 1u);
 }
 
+// The reconnect storm's step (context-timeout-reconnect-storm): with ContextTimeoutEnabled a
+// call whose deadline passes while the server is busy closes its connection; the next call
+// dials a new one, whose HELLO (initConn) waits behind the same busy server, is cut at that
+// call's own deadline, and closes the new connection too ("context deadline exceeded": HELLO's
+// i/o timeout is retryable, and its backoff sleep finds the context done). The GET itself is
+// never sent. go-redis v9 redis.go (_getConn, initConn, releaseConn), error.go (isBadConn).
+TEST_F(StalledServerTest, WithContextTimeoutEveryDeadlineCostsAConnectionAndTheRedialsHello) {
+  Options o = Options::go_redis_v9();
+  o.context_timeout_enabled = true;
+  Client& c = make_client("app", o);
+  warm_then_stall({&c});
+  std::optional<Outcome> first, second;
+  TimeUs t = ms_to_us(2);
+  command_at(t, c, {"GET", "k"}, first, Context{t + ms_to_us(50), 1, {}});
+  TimeUs t2 = t + ms_to_us(100);
+  command_at(t2, c, {"GET", "k"}, second, Context{t2 + ms_to_us(50), 2, {}});
+  scheduler.run_until(seconds_to_us(30));
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(first->at_us, t + ms_to_us(50));
+  EXPECT_EQ(first->result.error.kind, ErrorKind::ContextDeadline);
+  EXPECT_EQ(second->at_us, t2 + ms_to_us(50));
+  EXPECT_EQ(second->result.error.kind, ErrorKind::ContextDeadline);
+  auto closes = events("conn_close", "app");
+  ASSERT_EQ(closes.size(), 2u);
+  EXPECT_EQ(closes[0].text, "i/o timeout");                // the first GET's read
+  EXPECT_EQ(closes[1].text, "context deadline exceeded");  // the redial's HELLO
+  EXPECT_EQ(events("dial", "app").size(), 2u);             // the warm-up's and the redial
+  size_t gets = 0;
+  for (const TraceEvent& e : events("command", "app"))
+    if (const auto* argv = e.list(F::argv); argv && !argv->empty() && (*argv)[0] == "GET") gets++;
+  EXPECT_EQ(gets, 1u);
+  EXPECT_EQ(c.pool_stats().misses, 2u);
+  EXPECT_EQ(c.pool_stats().total_conns, 0u);
+}
+
 TEST_F(StalledServerTest, TxPipelineReadTimeoutIsNotRetried) {
   Client& c = make_client("app");
   warm_then_stall({&c});
