@@ -33,6 +33,13 @@
 
 namespace redlab::scenario {
 
+// How a resource decides, for the trace meta and its resource_start event.
+static std::string resource_words(const ResourceRt& r) {
+  std::string out = r.check ? "checks fences" : "does not check fences";
+  if (r.unique) out += "; one write per value";
+  return out;
+}
+
 std::string format_time(TimeUs t) {
   if (t < 0) return "-" + format_time(-t);
   if (t < 1000000) return std::to_string(t / 1000) + " ms";
@@ -449,8 +456,11 @@ void Engine::build_world() {
   for (const ResourceDef& r : sc_.resources) {
     ResourceRt res;
     res.check = test(r.check_fence, nullptr, Where{r.where.pos, r.where.path + ".check_fence"});
+    if (r.unique_values)
+      res.unique =
+          test(*r.unique_values, nullptr, Where{r.where.pos, r.where.path + ".unique_values"});
     resources_[r.name] = res;
-    trace_.set_meta("resource." + r.name, res.check ? "checks fences" : "does not check fences");
+    trace_.set_meta("resource." + r.name, resource_words(res));
   }
   // Step ids: the pre-order index of a step in its actor's script, the same in every
   // variant (an actor skipped by its `when` does not renumber the others).
@@ -503,8 +513,7 @@ void Engine::build_world() {
   for (const ResourceDef& r : sc_.resources)
     put(TraceEvent{0, "resource_start", r.name, -1, -1, -1, ""}
             .with(F::resource, r.name)
-            .with(F::reason,
-                  resources_.at(r.name).check ? "checks fences" : "does not check fences"));
+            .with(F::reason, resource_words(resources_.at(r.name))));
 }
 
 Where Engine::config_where(const ServerDef& def, size_t i) const {

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -75,6 +76,10 @@ struct ResourceRt {
   bool check = true;
   int64_t highest = 0;
   bool any = false;
+  // A unique key on the value (INSERT ... ON CONFLICT DO NOTHING, a payment API's idempotency
+  // key): the values accepted so far, each applied once.
+  bool unique = false;
+  std::set<std::string> values;
 };
 
 class Engine {

@@ -137,8 +137,8 @@ constexpr int64_t kUsMax = kMsMax * 1000;  // the same for network.latency_us, j
 constexpr const char* kNetLane = "net";
 
 // Names every expression may use besides parameters, variants and saved variables.
-const std::set<std::string> kBuiltinVars = {"i",     "n",     "actor",    "token",
-                                            "fence", "reply", "attempts", "seed"};
+const std::set<std::string> kBuiltinVars = {"i",     "n",        "actor", "token",    "fence",
+                                            "reply", "attempts", "seed",  "entry_id", "entry"};
 
 class Loader {
  public:
@@ -642,14 +642,22 @@ class Loader {
         fail(m.key_pos, path,
              "\"" + m.key + "\" is already " + lane + ": a resource needs a lane of its own");
       expect_object(m.value, path);
-      check_keys(m.value, path, {"check_fence"});
-      ResourceDef r{m.key, Cond{}, Where{m.value.pos(), path}};
+      check_keys(m.value, path, {"check_fence", "unique_values"});
+      ResourceDef r{m.key, Cond{}, std::nullopt, Where{m.value.pos(), path}};
       if (auto* c = m.value.find("check_fence")) {
         if (c->is_bool()) {
           std::string e;
           r.check_fence = *Cond::parse(c->as_bool() ? "" : "seed<0", names(), &e, nullptr);
         } else {
           r.check_fence = cond(*c, path + ".check_fence");
+        }
+      }
+      if (auto* c = m.value.find("unique_values")) {
+        if (c->is_bool()) {
+          std::string e;
+          r.unique_values = *Cond::parse(c->as_bool() ? "" : "seed<0", names(), &e, nullptr);
+        } else {
+          r.unique_values = cond(*c, path + ".unique_values");
         }
       }
       sc_.resources.push_back(std::move(r));

@@ -90,6 +90,9 @@ struct ScriptDef {
 struct ResourceDef {
   std::string name;
   Cond check_fence;  // true: writes with a fence below the highest seen are rejected
+  // true: one write per value (a unique key): a value already accepted is not applied
+  // again. Absent: false.
+  std::optional<Cond> unique_values;
   Where where;
 };
 

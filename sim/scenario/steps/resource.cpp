@@ -29,10 +29,16 @@ void run_write(Engine& eng, ActorRt& a, const Step& s, Next k) {
   ActorRt* p = &a;
   eng.after(a, ms_to_us(write_ms), [&eng, p, &s, k, res, f = *fence, value, span] {
     ResourceRt& r = eng.resources_[res];
-    bool accepted = !r.check || !r.any || f >= r.highest;
+    // A unique key refuses a value it already holds, whatever the fence: the second write of
+    // one message changes nothing (an idempotent consumer's database).
+    bool duplicate = r.unique && r.values.count(value) > 0;
+    bool accepted = !duplicate && (!r.check || !r.any || f >= r.highest);
     int64_t highest_before = r.any ? r.highest : 0;
     std::string text = res + " fence=" + std::to_string(f) + " value=" + value;
-    if (accepted) {
+    if (duplicate) {
+      text += " rejected: " + value + " is already there (one write per value)";
+    } else if (accepted) {
+      if (r.unique) r.values.insert(value);
       if (r.any && f < r.highest)
         text += " accepted without a check (highest seen " + std::to_string(r.highest) + ")";
       else
@@ -42,12 +48,13 @@ void run_write(Engine& eng, ActorRt& a, const Step& s, Next k) {
     } else {
       text += " rejected: fence " + std::to_string(f) + " < " + std::to_string(r.highest);
     }
-    eng.end(eng.ev(*p, accepted ? "resource_accept" : "resource_reject", eng.sid(s), text)
-                .with(F::resource, res)
-                .with(F::fence, f)
-                .with(F::highest, highest_before)
-                .with(F::value, value),
-            span);
+    TraceEvent e = eng.ev(*p, accepted ? "resource_accept" : "resource_reject", eng.sid(s), text)
+                       .with(F::resource, res)
+                       .with(F::fence, f)
+                       .with(F::highest, highest_before)
+                       .with(F::value, value);
+    if (duplicate) e.with(F::reason, "duplicate");
+    eng.end(std::move(e), span);
     eng.save(*p, s, accepted ? "1" : "0");
     k();
   });

@@ -1,5 +1,6 @@
 // Streams with consumer groups: stream_add (XADD), stream_consume (XREADGROUP and XACK in a
-// loop, or the XREAD $ mistake) and stream_autoclaim (XAUTOCLAIM).
+// loop, or the XREAD $ mistake) and stream_autoclaim (XAUTOCLAIM). A consumer's handler (steps
+// run for each entry before the batch is acknowledged) is what processing an entry does.
 #include <memory>
 
 #include "sim/scenario/engine_impl.h"
@@ -110,9 +111,33 @@ void handle_entries(Engine& eng, ActorRt& a, const Step& s, const std::string& s
   });
 }
 
+// A consumer with a handler: it takes each entry of the batch in turn (stream_message), runs
+// the handler's steps with entry_id and entry set, and only when the whole batch is handled
+// acknowledges it (XACK), as a worker loop does: a crash in between leaves every entry of the
+// batch pending in the group, the handled ones too.
+void handle_with(Engine& eng, ActorRt& a, const Step& s, const std::string& stream,
+                 const std::string& group, std::shared_ptr<const Entries> got, size_t i, bool ack,
+                 Next k) {
+  if (i == got->size()) return ack_entries(eng, a, s, stream, group, *got, i, ack, std::move(k));
+  put_entry(eng, a, s, stream, group, (*got)[i]);
+  a.vars["entry_id"] = (*got)[i].first;
+  a.vars["entry"] = (*got)[i].second;
+  ActorRt* p = &a;
+  TimeUs handle_us = ms_to_us(eng.step_ms(a, s, "handle_ms", 0));
+  eng.run_block(a, s.body, 0, [&eng, p, &s, stream, group, got, i, ack, handle_us, k]() mutable {
+    // Through the event loop even with no delay: a long batch must not grow the stack.
+    eng.after(*p, handle_us, [&eng, p, &s, stream, group, got, i, ack, k]() mutable {
+      handle_with(eng, *p, s, stream, group, std::move(got), i + 1, ack, std::move(k));
+    });
+  });
+}
+
 void deliver_entries(Engine& eng, ActorRt& a, const Step& s, const std::string& stream,
                      const std::string& group, const Entries& got, bool ack, Next k) {
   if (got.empty()) return k();
+  if (!s.body.empty())
+    return handle_with(eng, a, s, stream, group, std::make_shared<const Entries>(got), 0, ack,
+                       std::move(k));
   for (const auto& entry : got) put_entry(eng, a, s, stream, group, entry);
   ack_entries(eng, a, s, stream, group, got, got.size(), ack, std::move(k));
 }
@@ -158,7 +183,7 @@ void consume_loop(Engine& eng, ActorRt& a, const Step& s, const std::string& str
               got.insert(got.end(), e.begin(), e.end());
             }
         TimeUs handle_us = ms_to_us(eng.step_ms(*p, s, "handle_ms", 0));
-        if (handle_us > 0 && !got.empty())
+        if (handle_us > 0 && !got.empty() && s.body.empty())
           return handle_entries(eng, *p, s, stream, group,
                                 std::make_shared<const Entries>(std::move(got)), 0, ack, handle_us,
                                 until, again);
@@ -231,12 +256,14 @@ constexpr FieldSpec kConsume[] = {
     {.key = "block_ms", .type = FieldType::Duration, .unit = "ms", .absent = "1000"},
     {.key = "ack", .type = FieldType::Bool, .absent = "`true`"},
     {.key = "mode", .type = FieldType::Text, .absent = "`group`", .choices = "group latest"},
-    {.key = "handle_ms", .type = FieldType::Duration, .unit = "ms", .absent = "0"}};
+    {.key = "handle_ms", .type = FieldType::Duration, .unit = "ms", .absent = "0"},
+    {.key = "handler", .type = FieldType::Steps, .absent = "none"}};
 constexpr FieldSpec kAutoclaim[] = {
     {.key = "stream", .type = FieldType::Text, .required = true},
     {.key = "group", .type = FieldType::Text, .required = true},
     {.key = "consumer", .type = FieldType::Text, .absent = "the actor's name"},
-    {.key = "min_idle_ms", .type = FieldType::Duration, .required = true, .unit = "ms"}};
+    {.key = "min_idle_ms", .type = FieldType::Duration, .required = true, .unit = "ms"},
+    {.key = "handler", .type = FieldType::Steps, .absent = "none"}};
 
 }  // namespace
 
