@@ -23,6 +23,8 @@ extern const CheckKind batch_not_interleaved_check, batch_round_trips_check,
     rate_within_limit_check;
 // Issue 14, context-timeout-reconnect-storm.
 extern const CheckKind dials_within_check;
+// Issue 13, streams-consumer-crash and idempotency-key-crash.
+extern const CheckKind processed_once_check, final_value_check;
 }  // namespace checks
 
 namespace steps {
@@ -108,6 +110,9 @@ std::span<const CheckKind* const> check_kinds() {
       &checks::rate_within_limit_check,
       // Issue 14, context-timeout-reconnect-storm.
       &checks::dials_within_check,
+      // Issue 13, streams-consumer-crash and idempotency-key-crash.
+      &checks::processed_once_check,
+      &checks::final_value_check,
   };
   return kAll;
 }
