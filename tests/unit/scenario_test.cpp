@@ -236,6 +236,27 @@ std::vector<Case> cases() {
        {{"acquire", "set-nx-px"}},
        {{"ttl_ms", 30000}},
        {{"next_worker_ran", false}}},
+      // streams-consumer-crash (issue 13). c1 charges 1 + seed % 4 orders before its crash: the
+      // rows below hold whatever it charged.
+      {"streams-consumer-crash", {}, {}, {{"processed_once", false}}},
+      {"streams-consumer-crash", {{"handler", "idempotent"}}, {}, {{"processed_once", true}}},
+      {"streams-consumer-crash",
+       {{"handler", "idempotent"}},
+       {{"min_idle_ms", 30000}},
+       {{"processed_once", true}}},
+      // MAXLEN 10 trims orders nobody charged; MAXLEN 40 trims nothing.
+      {"streams-consumer-crash",
+       {{"handler", "idempotent"}, {"trim", "maxlen"}},
+       {},
+       {{"processed_once", false}}},
+      {"streams-consumer-crash",
+       {{"handler", "idempotent"}, {"trim", "maxlen"}},
+       {{"maxlen", 40}},
+       {{"processed_once", true}}},
+      {"streams-consumer-crash",
+       {{"trim", "maxlen"}},
+       {{"maxlen", 40}},
+       {{"processed_once", false}}},
       // Issue 14's lessons rate-limiter-window and pipeline-vs-multi.
       {"rate-limiter-window", {}, {}, {{"rate_within_limit", false}}},
       {"rate-limiter-window", {}, {{"limit", 1}}, {{"rate_within_limit", true}}},
