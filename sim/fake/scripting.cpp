@@ -53,6 +53,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -228,6 +229,29 @@ struct CachedScript {
   int ref = LUA_NOREF;  // the compiled function in the registry; LUA_NOREF until compiled
 };
 
+// A function a library registered (functionInfo).
+struct FunctionDef {
+  std::string name;  // as registered
+  std::string library;
+  std::string description;
+  bool has_description = false;
+  uint32_t flags = 0;  // ScriptFlag, never kCompatMode
+  int ref = LUA_NOREF;
+};
+
+// A library (functionLibInfo): its whole code, shebang included, as FUNCTION LOAD got it.
+struct Library {
+  std::string name;
+  std::string code;
+  std::vector<std::string> functions;  // lower-cased keys of ScriptingState::functions
+};
+
+// The library whose code is running (luaEngineCreate's loadCtx): what it registered so far.
+struct LoadingLibrary {
+  std::vector<FunctionDef> registered;
+  int64_t instructions = 0;  // bounded: a load that runs too long fails (LOAD_TIMEOUT_MS)
+};
+
 struct ScriptingState {
   ScriptingState() { client.name = "lua"; }
   ~ScriptingState() { close_lua(); }
@@ -249,6 +273,20 @@ struct ScriptingState {
   Fiber fiber;
   Client client;  // the script's own client: SELECT inside a script does not move the caller
   ScriptJob* running = nullptr;  // the job on the fiber, if any
+
+  // ---- Functions (FUNCTION LOAD, FCALL) ----
+  // Libraries by name and functions by lower-cased name (Redis' function dict is case-blind,
+  // its library dict is not). Redis lists both in hash order; ours are sorted.
+  std::map<std::string, Library, std::less<>> libraries;
+  std::map<std::string, FunctionDef, std::less<>> functions;
+  // The functions' compiled callbacks belong to the Lua state: after close_lua they are
+  // compiled again, from the libraries' code, before the next FCALL.
+  bool functions_compiled = true;
+  int fenv_ref = LUA_NOREF;           // the globals every library's code and functions see
+  int fenv_meta_ref = LUA_NOREF;      // its metatable: __index is switched while a library loads
+  int libapi_ref = LUA_NOREF;         // what a loading library sees: only `redis`, and of it only
+                                      // register_function, log and the constants
+  LoadingLibrary* loading = nullptr;  // set while a library's code runs
 };
 
 ScriptingState& state_of(Server& s) {
@@ -272,20 +310,21 @@ class ScriptJob final : public LongRunning {
   enum class Kill : uint8_t { None, User, Limit, Budget };
 
   ScriptJob(std::shared_ptr<ScriptingState> state, Server& server, ClientId client, int db,
-            std::string_view sha, int func_ref, const Argv& argv, size_t numkeys, bool read_only,
-            bool deliver, TimeUs base_cost_us)
+            std::string_view name, int func_ref, const Argv& argv, size_t numkeys, bool read_only,
+            bool deliver, TimeUs base_cost_us, bool function_call = false)
       : state_(std::move(state)),
         server_(&server),
         client_(client),
         db_(db),
+        name_(name),
         func_ref_(func_ref),
         numkeys_(numkeys),
         read_only_(read_only),
         deliver_(deliver),
         used_ns_(base_cost_us * 1000),
-        limit_ns_(std::clamp<TimeUs>(server.script_call_limit_us, 0, INT64_MAX / 1000) * 1000) {
-    std::memcpy(sha_, sha.data(), 40);
-    sha_[40] = '\0';
+        limit_ns_(std::clamp<TimeUs>(server.script_call_limit_us, 0, INT64_MAX / 1000) * 1000),
+        function_call_(function_call) {
+    if (function_call_) command_ = argv;
     // KEYS and ARGV: argv[3 .. 3+numkeys) and the rest.
     args_.assign(argv.begin() + 3, argv.end());
   }
@@ -347,7 +386,8 @@ class ScriptJob final : public LongRunning {
   Server* server_;
   ClientId client_;
   int db_;
-  char sha_[41];
+  // What errors name (run_ctx->funcname): the script's SHA-1, or the function's name.
+  std::string name_;
   int func_ref_;
   size_t numkeys_;
   bool read_only_;
@@ -367,6 +407,8 @@ class ScriptJob final : public LongRunning {
   Argv call_argv_;
   std::vector<Reply> call_replies_;
   Reply call_reply_;
+  bool function_call_;  // FCALL: keys and args are the function's arguments, not KEYS/ARGV
+  Argv command_;        // FCALL: the command, for FUNCTION STATS
 
  private:
   static void fiber_main();
@@ -1195,6 +1237,176 @@ void make_proxy(lua_State* L, int proxies, int views, int list, int view) {
   lua_replace(L, real);  // the proxy takes the real table's place
 }
 
+// ---------------------------------------------------------------------------------------
+// redis.register_function (function_lua.c)
+// ---------------------------------------------------------------------------------------
+
+// Function names follow library names' rule (functionsVerifyName).
+bool valid_function_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (char ch : name)
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+          ch == '_'))
+      return false;
+  return true;
+}
+
+constexpr const char* kBadNameError =
+    "Library names can only contain letters, numbers, or underscores(_) and must be at least one "
+    "character long";
+
+// luaRegisterFunctionReadFlags: the flags table on top of the stack; false on an unknown flag.
+bool read_function_flags(lua_State* L, uint32_t& flags) {
+  static const std::pair<const char*, uint32_t> kFlagNames[] = {
+      {"no-writes", kNoWrites},
+      {"allow-oom", kAllowOom},
+      {"allow-stale", kAllowStale},
+      {"no-cluster", kNoCluster},
+      {"allow-cross-slot-keys", kAllowCrossSlotKeys}};
+  flags = 0;
+  // Bounded by the table's array part: it ends at the first nil.
+  for (int j = 1;; j++) {
+    lua_pushnumber(L, j);
+    lua_gettable(L, -2);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      return true;
+    }
+    if (!lua_isstring(L, -1)) {
+      lua_pop(L, 1);
+      return false;
+    }
+    const char* flag = lua_tostring(L, -1);
+    uint32_t bit = 0;
+    for (const auto& [name, value] : kFlagNames)
+      if (strcasecmp(name, flag) == 0) bit = value;
+    lua_pop(L, 1);
+    if (!bit) return false;
+    flags |= bit;
+  }
+}
+
+// Raises a Redis error {err="ERR msg"}, after unref'ing the callback taken so far.
+int register_error(lua_State* L, int callback_ref, const char* msg) {
+  if (callback_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, callback_ref);
+  push_error(L, msg);
+  return lua_error(L);
+}
+
+// Adds what register_function read to the loading library (no Lua error can happen here).
+void add_registered(LoadingLibrary& loading, const char* name, size_t name_size, const char* desc,
+                    size_t desc_size, uint32_t flags, int ref) {
+  FunctionDef f;
+  f.name.assign(name, name_size);
+  if (desc) {
+    f.description.assign(desc, desc_size);
+    f.has_description = true;
+  }
+  f.flags = flags;
+  f.ref = ref;
+  loading.registered.push_back(std::move(f));
+}
+
+// redis.register_function(name, callback) or redis.register_function{function_name=...,
+// callback=..., flags={...}, description=...}. The error texts are Redis 7.0's. No C++ object
+// with a destructor lives in this frame: errors are longjmps.
+int register_function(lua_State* L) {
+  auto* st = static_cast<ScriptingState*>(lua_touserdata(L, lua_upvalueindex(1)));
+  LoadingLibrary* loading = st->loading;
+  if (!loading) {
+    push_error(L, "redis.register_function can only be called on FUNCTION LOAD command");
+    return lua_error(L);
+  }
+  int argc = lua_gettop(L);
+  if (argc < 1 || argc > 2)
+    return register_error(L, LUA_NOREF, "wrong number of arguments to redis.register_function");
+  const char* name = nullptr;
+  size_t name_size = 0;
+  const char* desc = nullptr;
+  size_t desc_size = 0;
+  uint32_t flags = 0;
+  int ref = LUA_NOREF;
+  if (argc == 2) {
+    if (!lua_isstring(L, 1))
+      return register_error(L, ref, "first argument to redis.register_function must be a string");
+    if (!lua_isfunction(L, 2))
+      return register_error(L, ref,
+                            "second argument to redis.register_function must be a function");
+    name = lua_tolstring(L, 1, &name_size);  // a number becomes a string in place
+    ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  } else {
+    if (!lua_istable(L, 1))
+      return register_error(L, ref,
+                            "calling redis.register_function with a single argument is only "
+                            "applicable to Lua table (representing named arguments).");
+    // Slots 2 and 3 anchor the name and the description (a number is turned into a string
+    // there, not in the table); lua_next walks the table above them.
+    lua_settop(L, 3);
+    lua_pushnil(L);
+    // Bounded by the table's keys.
+    while (lua_next(L, 1)) {
+      if (!lua_isstring(L, -2))
+        return register_error(L, ref,
+                              "named argument key given to redis.register_function is not a "
+                              "string");
+      // A copy of the key is read: lua_tostring on the key itself would turn a number into a
+      // string and confuse lua_next.
+      lua_pushvalue(L, -2);
+      const char* key = lua_tostring(L, -1);
+      int which = strcasecmp(key, "function_name") == 0 ? 1
+                  : strcasecmp(key, "description") == 0 ? 2
+                  : strcasecmp(key, "callback") == 0    ? 3
+                  : strcasecmp(key, "flags") == 0       ? 4
+                                                        : 0;
+      lua_pop(L, 1);
+      if (which == 1) {
+        if (!lua_isstring(L, -1))
+          return register_error(
+              L, ref, "function_name argument given to redis.register_function must be a string");
+        lua_pushvalue(L, -1);
+        lua_replace(L, 2);
+        name = lua_tolstring(L, 2, &name_size);
+      } else if (which == 2) {
+        if (!lua_isstring(L, -1))
+          return register_error(
+              L, ref, "description argument given to redis.register_function must be a string");
+        lua_pushvalue(L, -1);
+        lua_replace(L, 3);
+        desc = lua_tolstring(L, 3, &desc_size);
+      } else if (which == 3) {
+        if (!lua_isfunction(L, -1))
+          return register_error(
+              L, ref, "callback argument given to redis.register_function must be a function");
+        if (ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, ref);
+        ref = luaL_ref(L, LUA_REGISTRYINDEX);  // pops the value
+        continue;
+      } else if (which == 4) {
+        if (!lua_istable(L, -1))
+          return register_error(L, ref,
+                                "flags argument to redis.register_function must be a table "
+                                "representing function flags");
+        if (!read_function_flags(L, flags)) return register_error(L, ref, "unknown flag given");
+      } else {
+        return register_error(L, ref, "unknown argument given to redis.register_function");
+      }
+      lua_pop(L, 1);
+    }
+    if (!name)
+      return register_error(L, ref, "redis.register_function must get a function name argument");
+    if (ref == LUA_NOREF)
+      return register_error(L, ref, "redis.register_function must get a callback argument");
+  }
+  // The name and description strings are values of the argument table (or the argument
+  // itself), which is still on the stack: they stay valid until we return.
+  if (!valid_function_name(std::string_view(name, strnlen(name, name_size))))
+    return register_error(L, ref, kBadNameError);
+  for (const FunctionDef& f : loading->registered)
+    if (f.name == std::string_view(name, name_size))
+      return register_error(L, ref, "Function already exists in the library");
+  add_registered(*loading, name, name_size, desc, desc_size, flags, ref);
+  return 0;
+}
+
 struct InitArgs {
   ScriptingState* state;
 };
@@ -1341,6 +1553,48 @@ int init_sandbox(lua_State* L) {
   st.globals_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushvalue(L, list);
   st.proxies_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  // Functions (function_lua.c, luaEngineInitEngine). What a library's code sees while it
+  // loads: globals that hold only `redis`, and of it only register_function, log, the log
+  // levels and the version; any other name is an error, and nothing can be assigned.
+  lua_newtable(L);
+  lua_pushlightuserdata(L, &st);
+  lua_pushcclosure(L, register_function, 1);
+  lua_setfield(L, -2, "register_function");
+  set_function(L, "log", redis_log);
+  set_number(L, "LOG_DEBUG", 0);
+  set_number(L, "LOG_VERBOSE", 1);
+  set_number(L, "LOG_NOTICE", 2);
+  set_number(L, "LOG_WARNING", 3);
+  lua_pushstring(L, kRedisVersion);
+  lua_setfield(L, -2, "REDIS_VERSION");
+  set_number(L, "REDIS_VERSION_NUM", kRedisVersionNum);
+  lua_newtable(L);
+  lua_pushcfunction(L, nonexistent_global);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  make_proxy(L, proxies, views, list, 0);
+  lua_newtable(L);  // the library API's globals
+  lua_insert(L, -2);
+  lua_setfield(L, -2, "redis");
+  lua_newtable(L);
+  lua_pushcfunction(L, nonexistent_global);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  st.libapi_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  // The environment of every library and its functions: empty and read-only, reading through
+  // to the library API while its code loads and to the full globals afterwards (Redis
+  // switches the __index of its globals' metatable the same way).
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_pushvalue(L, globals_proxy);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, readonly_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushvalue(L, -1);
+  st.fenv_meta_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_setmetatable(L, -2);
+  st.fenv_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
   // From now on every function compiled or created sees the proxy as its globals.
   lua_pushvalue(L, globals_proxy);
   lua_replace(L, LUA_GLOBALSINDEX);
@@ -1387,7 +1641,10 @@ void ScriptingState::close_lua() {
   lua_close(lua);
   lua = nullptr;
   globals_ref = errh_ref = proxies_ref = LUA_NOREF;
+  fenv_ref = fenv_meta_ref = libapi_ref = LUA_NOREF;
   for (auto& [sha, script] : scripts) script.ref = LUA_NOREF;
+  for (auto& [key, function] : functions) function.ref = LUA_NOREF;
+  functions_compiled = functions.empty();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1429,17 +1686,33 @@ int protected_run(lua_State* L) {
   ScriptingState& st = *job->state_;
   lua_settop(L, 0);
   lua_rawgeti(L, LUA_REGISTRYINDEX, st.globals_ref);
-  push_string_array(L, job->args_, 0, job->numkeys_);
-  lua_setfield(L, -2, "KEYS");
-  push_string_array(L, job->args_, job->numkeys_, job->args_.size());
-  lua_setfield(L, -2, "ARGV");
+  if (job->function_call_) {
+    // Redis runs functions in a Lua state of their own, where no KEYS or ARGV of an earlier
+    // EVAL can be seen.
+    lua_pushnil(L);
+    lua_setfield(L, -2, "KEYS");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "ARGV");
+  } else {
+    push_string_array(L, job->args_, 0, job->numkeys_);
+    lua_setfield(L, -2, "KEYS");
+    push_string_array(L, job->args_, job->numkeys_, job->args_.size());
+    lua_setfield(L, -2, "ARGV");
+  }
   lua_pop(L, 1);
   // [error handler, function]: after the call, [error handler, result] as in Redis, which
   // makes "reached lua stack limit" strike at the same depth.
   lua_rawgeti(L, LUA_REGISTRYINDEX, st.errh_ref);
   lua_rawgeti(L, LUA_REGISTRYINDEX, job->func_ref_);
+  int nargs = 0;
+  if (job->function_call_) {
+    // luaCallFunction without SCRIPT_EVAL_MODE: function(keys, args).
+    push_string_array(L, job->args_, 0, job->numkeys_);
+    push_string_array(L, job->args_, job->numkeys_, job->args_.size());
+    nargs = 2;
+  }
   lua_sethook(L, ScriptJob::count_hook, LUA_MASKCOUNT, kHookInstructions);
-  int err = lua_pcall(L, 0, 1, 1);
+  int err = lua_pcall(L, nargs, 1, 1);
   lua_sethook(L, nullptr, 0, 0);
   Reply& out = job->result_;
   if (err == 0) {
@@ -1454,7 +1727,7 @@ int protected_run(lua_State* L) {
     const char* msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
     out.kind = Reply::Kind::Error;
     out.str.assign("-ERR Error running script ");
-    out.str.append(job->sha_);
+    out.str.append(job->name_);
     out.str.append(", ");
     out.str.append(msg, strnlen(msg, 100));
     sanitize_error(out.str);
@@ -1468,7 +1741,7 @@ int protected_run(lua_State* L) {
     lua_getfield(L, -2, "line");
     if (lua_isstring(L, -2) && lua_isstring(L, -1)) {
       out.str.append(" script: ");
-      out.str.append(job->sha_);
+      out.str.append(job->name_);
       out.str.append(", on ");
       out.str.append(lua_tostring(L, -2));
       out.str.append(":");
@@ -1489,7 +1762,7 @@ void ScriptJob::run_on_fiber() {
   if (lua_cpcall(L, protected_run, this) != 0) {
     // Memory exhausted while building KEYS/ARGV or the reply.
     const char* msg = lua_tostring(L, -1);
-    result_ = Reply::error(std::string("ERR Error running script ") + sha_ + ", " +
+    result_ = Reply::error("ERR Error running script " + name_ + ", " +
                            (msg ? msg : "execution failure"));
     lua_settop(L, 0);
   }
@@ -1517,7 +1790,7 @@ void ScriptJob::count_hook(lua_State* L, lua_Debug* ar) {
     // The run's bound on Lua work (lua_budget.h): checked before yielding, so an endless
     // loop ends at the bound rather than at the end of the scenario's time.
     if (LuaInstructionBudget* budget = LuaInstructionBudget::current();
-        budget && job->kill_ == Kill::None && budget->add(kHookInstructions, job->sha_))
+        budget && job->kill_ == Kill::None && budget->add(kHookInstructions, job->name_.c_str()))
       job->kill_ = Kill::Budget;
     // The server's turn: it answers other clients and resumes us later (or never, if the
     // server goes away).
@@ -1815,7 +2088,461 @@ void script_command(Ctx& c) {
   c.reply_error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
 }
 
+// ---------------------------------------------------------------------------------------
+// Functions (Redis 7.0 functions.c, function_lua.c): FUNCTION LOAD|LIST|DELETE|FLUSH|KILL|
+// STATS|HELP, FCALL, FCALL_RO
+// ---------------------------------------------------------------------------------------
+
+// A library's code may run this many Lua instructions while it loads: LOAD_TIMEOUT_MS (500 ms)
+// at kHookCostNs per kHookInstructions.
+constexpr int64_t kLoadInstructionsMax = 500LL * 1000 * 1000 / kHookCostNs * kHookInstructions;
+constexpr int kLoadHookInstructions = 100000;  // luaEngineLoadHook's period
+
+thread_local LoadingLibrary* t_loading = nullptr;
+
+void load_hook(lua_State* L, lua_Debug*) {
+  LoadingLibrary* loading = t_loading;
+  if (!loading) return;
+  loading->instructions += kLoadHookInstructions;
+  if (loading->instructions <= kLoadInstructionsMax) return;
+  lua_sethook(L, load_hook, LUA_MASKLINE, 0);
+  push_error(L, "FUNCTION LOAD timeout");
+  lua_error(L);
+}
+
+struct LoadArgs {
+  ScriptingState* st;
+  const char* code;  // after the shebang line (its '\n' is kept: line numbers count it)
+  size_t size;
+  std::string* error;
+};
+
+// luaEngineCreate: compiles the library's code and runs it with the library API as its
+// globals, so that it registers its functions (into st->loading). Runs under lua_cpcall.
+int protected_load(lua_State* L) {
+  auto* a = static_cast<LoadArgs*>(lua_touserdata(L, 1));
+  ScriptingState& st = *a->st;
+  lua_settop(L, 0);
+  if (luaL_loadbuffer(L, a->code, a->size, "@user_function") != 0) {
+    a->error->assign("Error compiling function: ");
+    if (const char* msg = lua_tostring(L, -1)) a->error->append(msg);
+    lua_settop(L, 0);
+    return 0;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, st.fenv_ref);
+  lua_setfenv(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, st.fenv_meta_ref);  // 2
+  lua_rawgeti(L, LUA_REGISTRYINDEX, st.libapi_ref);
+  lua_setfield(L, 2, "__index");
+  lua_pushvalue(L, 1);
+  lua_sethook(L, load_hook, LUA_MASKCOUNT, kLoadHookInstructions);
+  int rc = lua_pcall(L, 0, 0, 0);
+  lua_sethook(L, nullptr, 0, 0);
+  lua_pushvalue(L, LUA_GLOBALSINDEX);  // the globals' read-only proxy
+  lua_setfield(L, 2, "__index");
+  if (rc != 0) {
+    // luaExtractErrorInformation: a string error becomes "ERR <it>", a table gives its err.
+    a->error->assign("Error registering functions: ");
+    if (lua_isstring(L, -1)) {
+      a->error->append("ERR ");
+      a->error->append(lua_tostring(L, -1));
+    } else if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) a->error->append(lua_tostring(L, -1));
+    }
+  }
+  lua_settop(L, 0);
+  return 0;
+}
+
+// Runs a library's code; what it registered is in `loading` (refs to unref on failure).
+bool run_library_code(ScriptingState& st, std::string_view code, LoadingLibrary& loading,
+                      std::string& error) {
+  st.open_lua();
+  LoadArgs args{&st, code.data(), code.size(), &error};
+  st.loading = &loading;
+  LoadingLibrary* saved = t_loading;
+  t_loading = &loading;
+  int rc = lua_cpcall(st.lua, protected_load, &args);
+  t_loading = saved;
+  st.loading = nullptr;
+  if (rc != 0) {
+    error = "Error registering functions: not enough memory";
+    lua_settop(st.lua, 0);
+  }
+  if (!error.empty()) {
+    for (FunctionDef& f : loading.registered) luaL_unref(st.lua, LUA_REGISTRYINDEX, f.ref);
+    loading.registered.clear();
+    return false;
+  }
+  return true;
+}
+
+// The library's name and where its code starts (functionExtractLibMetaData), or the error.
+std::optional<std::string> library_metadata(std::string_view payload, std::string& name,
+                                            size_t& code_offset) {
+  if (payload.substr(0, 2) != "#!") return "Missing library metadata";
+  std::string_view c_payload = payload.substr(0, strnlen(payload.data(), payload.size()));
+  size_t end = c_payload.find('\n');
+  if (end == std::string_view::npos) return "Invalid library metadata";
+  auto parts = split_args(payload.substr(0, end));
+  if (!parts || parts->empty()) return "Invalid library metadata";
+  std::string engine = (*parts)[0].substr(2);
+  bool have_name = false;
+  for (size_t i = 1; i < parts->size(); i++) {
+    const std::string& part = (*parts)[i];
+    if (part.size() >= 5 && equals_nocase(std::string_view(part).substr(0, 5), "name=")) {
+      if (have_name) return "Invalid metadata value, name argument was given multiple times";
+      name = part.substr(5);
+      have_name = true;
+      continue;
+    }
+    return "Invalid metadata value given: " + part;
+  }
+  if (!have_name) return "Library name was not given";
+  if (!valid_function_name(name)) return std::string(kBadNameError);
+  if (!equals_nocase(engine, "lua")) return "Engine '" + engine + "' not found";
+  code_offset = end;
+  return std::nullopt;
+}
+
+// functionsCreateWithLibraryCtx: loads (or with replace, replaces) a library. Returns its name,
+// or the error text.
+bool create_library(ScriptingState& st, std::string_view code, bool replace, std::string& name,
+                    std::string& error) {
+  size_t code_offset = 0;
+  if (auto e = library_metadata(code, name, code_offset)) {
+    error = *e;
+    return false;
+  }
+  auto old = st.libraries.find(name);
+  if (old != st.libraries.end() && !replace) {
+    error = "Library '" + name + "' already exists";
+    return false;
+  }
+  LoadingLibrary loading;
+  if (!run_library_code(st, code.substr(code_offset), loading, error)) return false;
+  auto drop = [&] {
+    for (FunctionDef& f : loading.registered) luaL_unref(st.lua, LUA_REGISTRYINDEX, f.ref);
+  };
+  if (loading.registered.empty()) {
+    error = "No functions registered";
+    return false;
+  }
+  // Function names are unique across libraries, case-blind; the library it replaces is
+  // unlinked first, so its own functions do not count.
+  for (const FunctionDef& f : loading.registered) {
+    auto it = st.functions.find(to_lower(f.name));
+    if (it != st.functions.end() && it->second.library != name) {
+      error = "Function " + f.name + " already exists";
+      drop();
+      return false;
+    }
+  }
+  if (old != st.libraries.end()) {
+    for (const std::string& key : old->second.functions) {
+      auto it = st.functions.find(key);
+      if (it->second.ref != LUA_NOREF) luaL_unref(st.lua, LUA_REGISTRYINDEX, it->second.ref);
+      st.functions.erase(it);
+    }
+    st.libraries.erase(old);
+  }
+  Library lib{name, std::string(code), {}};
+  for (FunctionDef& f : loading.registered) {
+    f.library = name;
+    std::string key = to_lower(f.name);
+    lib.functions.push_back(key);
+    st.functions.emplace(key, std::move(f));
+  }
+  std::sort(lib.functions.begin(), lib.functions.end());
+  st.libraries.emplace(name, std::move(lib));
+  return true;
+}
+
+// After the Lua state was closed and opened again: the functions' callbacks are compiled again
+// from their libraries' code.
+void ensure_functions(ScriptingState& st) {
+  if (st.functions_compiled && st.lua) return;
+  st.open_lua();
+  for (auto& [name, lib] : st.libraries) {
+    std::string ignored, error;
+    size_t code_offset = 0;
+    library_metadata(lib.code, ignored, code_offset);
+    LoadingLibrary loading;
+    bool ok = run_library_code(st, std::string_view(lib.code).substr(code_offset), loading, error);
+    REDLAB_ASSERT(ok && "a library that loaded once loads again");
+    for (FunctionDef& f : loading.registered) st.functions.at(to_lower(f.name)).ref = f.ref;
+  }
+  st.functions_compiled = true;
+}
+
+void fcall_generic(Ctx& c, bool ro_command) {
+  ScriptingState& st = state_of(c.server);
+  auto it = st.functions.find(to_lower(c.arg(1)));
+  if (it == st.functions.end()) return c.reply_error("ERR Function not found");
+  auto numkeys = parse_int64(c.arg(2));
+  if (!numkeys) return c.reply_error("ERR Bad number of keys provided");
+  if (*numkeys > static_cast<int64_t>(c.argc()) - 3)
+    return c.reply_error("ERR Number of keys can't be greater than number of args");
+  if (*numkeys < 0) return c.reply_error("ERR Number of keys can't be negative");
+  if (st.running) return c.reply_error(err::kBusy);  // cannot happen: dispatch answers BUSY
+  FunctionDef& f = it->second;
+  // scriptPrepareForRun: a function is never in compatibility mode.
+  if (!(f.flags & kNoWrites) && ro_command)
+    return c.reply_error("ERR Can not execute a script with write flag using *_ro command.");
+  ensure_functions(st);
+  bool read_only = ro_command || (f.flags & kNoWrites);
+  TimeUs base_cost_us = c.server.service_time(c.cmd, c.argv);
+  if (c.in_exec) {
+    ScriptJob job(shared_state_of(c.server), c.server, c.client.id, c.client.db, f.name, f.ref,
+                  c.argv, static_cast<size_t>(*numkeys), read_only, false, base_cost_us, true);
+    bool done = false;
+    TimeUs t = c.now_us;
+    for (int i = 0; i < kSyncResumesMax && !done; i++) t += job.resume(c.server, t, kNever, done);
+    REDLAB_ASSERT(done && "a function inside EXEC runs to its end in one resume");
+    return c.reply(job.take_result());
+  }
+  c.server.start_long_running(
+      c.client.id,
+      std::make_unique<ScriptJob>(shared_state_of(c.server), c.server, c.client.id, c.client.db,
+                                  f.name, f.ref, c.argv, static_cast<size_t>(*numkeys), read_only,
+                                  true, base_cost_us, true),
+      c.now_us);
+}
+
+void fcall_command(Ctx& c) {
+  fcall_generic(c, false);
+}
+void fcall_ro_command(Ctx& c) {
+  fcall_generic(c, true);
+}
+
+void function_help(Ctx& c) {
+  static const char* const kLines[] = {
+      "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "LOAD [REPLACE] <FUNCTION CODE>",
+      "    Create a new library with the given library name and code.",
+      "DELETE <LIBRARY NAME>",
+      "    Delete the given library.",
+      "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+      "    Return general information on all the libraries:",
+      "    * Library name",
+      "    * The engine used to run the Library",
+      "    * Functions list",
+      "    * Library code (if WITHCODE is given)",
+      "    It also possible to get only function that matches a pattern using LIBRARYNAME "
+      "argument.",
+      "STATS",
+      "    Return information about the current function running:",
+      "    * Function name",
+      "    * Command used to run the function",
+      "    * Duration in MS that the function is running",
+      "    If no function is running, return nil",
+      "    In addition, returns a list of available engines.",
+      "KILL",
+      "    Kill the current running function.",
+      "FLUSH [ASYNC|SYNC]",
+      "    Delete all the libraries.",
+      "    When called without the optional mode argument, the behavior is determined by the",
+      "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+      "    * ASYNC: Asynchronously flush the libraries.",
+      "    * SYNC: Synchronously flush the libraries.",
+      "DUMP",
+      "    Return a serialized payload representing the current libraries, can be restored "
+      "using FUNCTION RESTORE command",
+      "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+      "    Restore the libraries represented by the given payload, it is possible to give a "
+      "restore policy to",
+      "    control how to handle existing libraries (default APPEND):",
+      "    * FLUSH: delete all existing libraries.",
+      "    * APPEND: appends the restored libraries to the existing libraries. On collision, "
+      "abort.",
+      "    * REPLACE: appends the restored libraries to the existing libraries, On collision, "
+      "replace the old",
+      "      libraries with the new libraries (notice that even on this option there is a "
+      "chance of failure",
+      "      in case of functions name collision with another library).",
+      "HELP",
+      "    Prints this help.",
+  };
+  std::vector<Reply> lines;
+  for (const char* line : kLines) lines.push_back(Reply::status(line));
+  c.reply(Reply::array(std::move(lines)));
+}
+
+// A function's flags as FUNCTION LIST shows them (functionListReplyFlags), in Redis' order.
+Reply function_flags_reply(uint32_t flags) {
+  static const std::pair<const char*, uint32_t> kFlagNames[] = {
+      {"no-writes", kNoWrites},
+      {"allow-oom", kAllowOom},
+      {"allow-stale", kAllowStale},
+      {"no-cluster", kNoCluster},
+      {"allow-cross-slot-keys", kAllowCrossSlotKeys}};
+  std::vector<Reply> out;
+  for (const auto& [name, bit] : kFlagNames)
+    if (flags & bit) out.push_back(Reply::status(name));
+  return Reply::array(std::move(out));
+}
+
+void function_list(Ctx& c, ScriptingState& st) {
+  bool with_code = false;
+  const std::string* pattern = nullptr;
+  for (size_t i = 2; i < c.argc(); i++) {
+    if (!with_code && equals_nocase(c.arg(i), "withcode")) {
+      with_code = true;
+      continue;
+    }
+    if (!pattern && equals_nocase(c.arg(i), "libraryname")) {
+      if (i >= c.argc() - 1) return c.reply_error("ERR library name argument was not given");
+      pattern = &c.arg(++i);
+      continue;
+    }
+    return c.reply_error("ERR Unknown argument " + c.arg(i));
+  }
+  std::vector<Reply> libs;
+  for (const auto& [name, lib] : st.libraries) {
+    if (pattern && !glob_match(*pattern, name, true)) continue;
+    std::vector<Reply> functions;
+    for (const std::string& key : lib.functions) {
+      const FunctionDef& f = st.functions.at(key);
+      functions.push_back(
+          Reply::array({Reply::bulk("name"), Reply::bulk(f.name), Reply::bulk("description"),
+                        f.has_description ? Reply::bulk(f.description) : Reply::nil(),
+                        Reply::bulk("flags"), function_flags_reply(f.flags)}));
+    }
+    std::vector<Reply> entry = {Reply::bulk("library_name"), Reply::bulk(name),
+                                Reply::bulk("engine"),       Reply::bulk("LUA"),
+                                Reply::bulk("functions"),    Reply::array(std::move(functions))};
+    if (with_code) {
+      entry.push_back(Reply::bulk("library_code"));
+      entry.push_back(Reply::bulk(lib.code));
+    }
+    libs.push_back(Reply::array(std::move(entry)));
+  }
+  c.reply(Reply::array(std::move(libs)));
+}
+
+// FUNCTION FLUSH and the restart of a server without persistence: every library goes.
+void flush_functions(ScriptingState& st) {
+  if (st.lua)
+    for (auto& [key, f] : st.functions)
+      if (f.ref != LUA_NOREF) luaL_unref(st.lua, LUA_REGISTRYINDEX, f.ref);
+  st.functions.clear();
+  st.libraries.clear();
+  st.functions_compiled = true;
+}
+
+void function_command(Ctx& c) {
+  struct Subcommand {
+    const char* name;
+    int arity;
+  };
+  static constexpr Subcommand kSubcommands[] = {{"delete", 3}, {"dump", 2},     {"flush", -2},
+                                                {"help", 2},   {"kill", 2},     {"list", -2},
+                                                {"load", -3},  {"restore", -3}, {"stats", 2}};
+  const Subcommand* sub = nullptr;
+  for (const Subcommand& s : kSubcommands)
+    if (equals_nocase(c.arg(1), s.name)) sub = &s;
+  if (!sub) return c.reply_unknown_subcommand();
+  int argc = static_cast<int>(c.argc());
+  if ((sub->arity > 0 && sub->arity != argc) || argc < -sub->arity)
+    return c.reply_arity_error(std::string("function|") + sub->name);
+  std::string_view name = sub->name;
+  // FUNCTION KILL and STATS are allowed while a script is busy (allow-busy); the others not.
+  if (c.server.long_running_active() && name != "kill" && name != "stats")
+    return c.reply_error(err::kBusy);
+  ScriptingState& st = state_of(c.server);
+  if (name == "help") return function_help(c);
+  if (name == "load") {
+    bool replace = false;
+    size_t pos = 2;
+    for (; pos + 1 < c.argc(); pos++) {
+      if (!equals_nocase(c.arg(pos), "replace"))
+        return c.reply_error("ERR Unknown option given: " + c.arg(pos));
+      replace = true;
+    }
+    std::string lib_name, error;
+    if (!create_library(st, c.arg(pos), replace, lib_name, error)) {
+      std::string msg = "-ERR " + error;
+      sanitize_error(msg);
+      return c.reply_error(msg);
+    }
+    c.server.note_functions_changed();
+    return c.reply_bulk(lib_name);
+  }
+  if (name == "list") return function_list(c, st);
+  if (name == "delete") {
+    auto it = st.libraries.find(c.arg(2));
+    if (it == st.libraries.end()) return c.reply_error("ERR Library not found");
+    for (const std::string& key : it->second.functions) {
+      auto f = st.functions.find(key);
+      if (st.lua && f->second.ref != LUA_NOREF)
+        luaL_unref(st.lua, LUA_REGISTRYINDEX, f->second.ref);
+      st.functions.erase(f);
+    }
+    st.libraries.erase(it);
+    c.server.note_functions_changed();
+    return c.reply_ok();
+  }
+  if (name == "flush") {
+    if (argc > 3)
+      return c.reply_error("ERR unknown subcommand or wrong number of arguments for '" +
+                           c.arg(1).substr(0, 128) + "'. Try FUNCTION HELP.");
+    if (argc == 3 && !equals_nocase(c.arg(2), "sync") && !equals_nocase(c.arg(2), "async"))
+      return c.reply_error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+    flush_functions(st);
+    c.server.note_functions_changed();
+    return c.reply_ok();
+  }
+  if (name == "kill") {
+    // scriptKill(c, 0): only a function, not an EVAL, is killed by FUNCTION KILL.
+    if (!c.server.long_running_active() || !st.running || !st.running->function_call_)
+      return c.reply_error(c.server.long_running_active() && st.running
+                               ? "BUSY Redis is busy running a script. You can only call SCRIPT "
+                                 "KILL or SHUTDOWN NOSAVE."
+                               : "NOTBUSY No scripts in execution right now.");
+    if (!c.server.kill_long_running(c.client.id)) {
+      return c.reply_error(
+          "UNKILLABLE The busy script was sent by a master instance in the context of "
+          "replication and cannot be killed.");
+    }
+    return c.reply_ok();
+  }
+  if (name == "stats") {
+    if (st.running && !st.running->function_call_)
+      return c.reply_error(err::kBusy);  // shared.slowevalerr
+    Reply running = Reply::nil_array();
+    if (st.running) {
+      std::vector<Reply> command;
+      for (const std::string& a : st.running->command_) command.push_back(Reply::bulk(a));
+      running =
+          Reply::array({Reply::bulk("name"), Reply::bulk(st.running->name_), Reply::bulk("command"),
+                        Reply::array(std::move(command)), Reply::bulk("duration_ms"),
+                        Reply::integer_reply((c.now_us - st.running->start_us_) / 1000)});
+    }
+    int64_t functions = static_cast<int64_t>(st.functions.size());
+    int64_t libraries = static_cast<int64_t>(st.libraries.size());
+    return c.reply(Reply::array(
+        {Reply::bulk("running_script"), std::move(running), Reply::bulk("engines"),
+         Reply::array(
+             {Reply::bulk("LUA"),
+              Reply::array({Reply::bulk("libraries_count"), Reply::integer_reply(libraries),
+                            Reply::bulk("functions_count"), Reply::integer_reply(functions)})})}));
+  }
+  // dump, restore: the RDB payload format is not modelled.
+  std::string upper(name);
+  for (char& ch : upper) ch = static_cast<char>(ch - 'a' + 'A');
+  c.reply_error("ERR FUNCTION " + upper + " is not supported by the redlab simulator");
+}
+
 }  // namespace
+
+std::vector<std::string> function_library_codes(Server& server) {
+  std::vector<std::string> out;
+  if (!server.scripting_state) return out;
+  for (const auto& [name, lib] : state_of(server).libraries) out.push_back(lib.code);
+  return out;
+}
 
 void register_scripting_commands(CommandTable& table) {
   auto add = [&](const char* name, int arity, uint32_t flags, Handler h) {
@@ -1827,6 +2554,10 @@ void register_scripting_commands(CommandTable& table) {
   add("evalsha_ro", -3, kNoScript | kReadOnly, evalsha_ro_command);
   // allow-busy for SCRIPT KILL; the other subcommands answer BUSY themselves.
   add("script", -2, kNoScript | kAllowBusy, script_command);
+  add("fcall", -3, kNoScript, fcall_command);
+  add("fcall_ro", -3, kNoScript | kReadOnly, fcall_ro_command);
+  // allow-busy for FUNCTION KILL and STATS; the other subcommands answer BUSY themselves.
+  add("function", -2, kNoScript | kAllowBusy, function_command);
 }
 
 // ---------------------------------------------------------------------------------------
