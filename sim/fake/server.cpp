@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <sstream>
 
 #include "sim/fake/util.h"
 
@@ -264,6 +265,7 @@ bool Ctx::remove_expire(std::string_view key) {
 }
 
 void Ctx::signal_modified(std::string_view key) {
+  server.dirty_++;
   // Tested here too: the common case (nobody watches) costs no call.
   if (!server.watched_keys_.empty()) server.touch_watched_key(client.db, key);
   if (server.observing()) server.note_key(client.db, key, Server::Touch::Written, nullptr);
@@ -398,6 +400,7 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {
       {"databases", std::to_string(options_.databases)},
       {"save", ""},
       {"appendonly", "no"},
+      {"appendfsync", "everysec"},
       {"notify-keyspace-events", ""},
       {"list-max-listpack-size", "-2"},
       {"hash-max-listpack-entries", "128"},
@@ -851,6 +854,7 @@ void Server::note_script_slice(TimeUs end_us, bool done) {
 
 void Server::empty_db(int db_index) {
   REDLAB_ASSERT(db_index >= 0 && static_cast<size_t>(db_index) < dbs_.size());
+  dirty_++;
   if (observing()) note_db_deleted(db_index);
   dbs_[static_cast<size_t>(db_index)] = Db{};
 }
@@ -863,6 +867,7 @@ void Server::swap_dbs(int a, int b) {
   REDLAB_ASSERT(a >= 0 && static_cast<size_t>(a) < dbs_.size());
   REDLAB_ASSERT(b >= 0 && static_cast<size_t>(b) < dbs_.size());
   if (a == b) return;
+  dirty_++;
   Db& da = dbs_[static_cast<size_t>(a)];
   Db& db = dbs_[static_cast<size_t>(b)];
   // touchAllWatchedKeysInDb both ways: a watched key of either database that exists in
@@ -1666,10 +1671,12 @@ void Server::advance(TimeUs now_us) {
       timeout_blocked(clock_us_);
       continue;
     }
+    persist_before(clock_us_);
     expire_due(clock_us_);
     timeout_blocked(clock_us_);
     serve_pending(clock_us_);
     check_output_limits(clock_us_);
+    persist_after(clock_us_);
   }
   close_pending();
   clock_us_ = std::max(clock_us_, now_us);
@@ -1727,6 +1734,177 @@ void Server::call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all
   busy_until_us_ = clock_us_;
   if (to_close_.empty()) return;
   for (const Closing& closing : std::exchange(to_close_, {})) finish_close(closing, clock_us_);
+}
+
+// ---------------------------------------------------------------------------------------
+// Persistence (aof.c flushAppendOnlyFile, server.c serverCron's save points, rdb.c)
+// ---------------------------------------------------------------------------------------
+
+namespace {
+
+// The save points of `save` ("3600 1 300 100": seconds, changes).
+std::vector<std::pair<int64_t, int64_t>> save_points(const std::string& text) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  std::istringstream in(text);
+  int64_t seconds = 0, changes = 0;
+  // Bounded by the words of the value (CONFIG SET checked it: pairs of integers).
+  while (in >> seconds >> changes) out.emplace_back(seconds, changes);
+  return out;
+}
+
+Db copy_db(const Db& from) {
+  Db to = from;
+  // A stream is held by pointer: the copy gets its own.
+  for (auto& [key, entry] : to.dict)
+    if (auto* stream = std::get_if<std::shared_ptr<StreamValue>>(&entry.value.data))
+      *stream = std::make_shared<StreamValue>(**stream);
+  return to;
+}
+
+}  // namespace
+
+Server::Fsync Server::fsync_mode() {
+  if (persist_config_generation_ == config_generation_) return persist_mode_;
+  persist_config_generation_ = config_generation_;
+  auto on = config_.find("appendonly");
+  auto mode = config_.find("appendfsync");
+  persist_mode_ = on == config_.end() || on->second != "yes"            ? Fsync::Off
+                  : mode == config_.end() || mode->second == "everysec" ? Fsync::EverySec
+                  : mode->second == "always"                            ? Fsync::Always
+                                                                        : Fsync::No;
+  auto save = config_.find("save");
+  save_points_ = save_points(save == config_.end() ? "" : save->second);
+  // startAppendOnly: aof_last_fsync = now, when the AOF is switched on (CONFIG SET at the
+  // server's start, or its config at a restart).
+  if (persist_mode_ == Fsync::Off) aof_synced_period_ = INT64_MIN;
+  if (persist_mode_ != Fsync::Off && aof_synced_period_ == INT64_MIN)
+    aof_synced_period_ = unix_ms(clock_us_) / (persist_mode_ == Fsync::No ? 30000 : 1000);
+  cron_tick_us_ = 1000000 / std::clamp<int64_t>(config_int("hz"), 1, 500);
+  return persist_mode_;
+}
+
+PersistedState Server::snapshot() {
+  PersistedState state;
+  state.dbs.reserve(dbs_.size());
+  for (const Db& db : dbs_) state.dbs.push_back(copy_db(db));
+  state.libraries = function_library_codes(*this);
+  return state;
+}
+
+void Server::persist_before(TimeUs now_us) {
+  // A config change is read at once (the AOF's fsync clock starts when it is switched on).
+  if (persist_config_generation_ != config_generation_) fsync_mode();
+  // Nothing to do without persistence, or when nothing changed since the disk caught up:
+  // the common case costs three comparisons.
+  if (dirty_ == aof_image_dirty_ && dirty_ == rdb_image_dirty_) {
+    persist_checked_us_ = now_us;
+    return;
+  }
+  Fsync mode = fsync_mode();
+  if (mode == Fsync::Off && save_points_.empty()) {
+    // Nothing is persisted: nothing to keep track of.
+    aof_image_dirty_ = rdb_image_dirty_ = dirty_;
+    persist_checked_us_ = now_us;
+    return;
+  }
+  TimeUs tick_us = cron_tick_us_;
+  // The first cron tick after the last event (serverCron runs every 1000/hz ms).
+  TimeUs first_tick_us = (persist_checked_us_ / tick_us + 1) * tick_us;
+  auto tick_at_or_after = [&](TimeUs t) {
+    t = std::max(t, first_tick_us);
+    return (t + tick_us - 1) / tick_us * tick_us;
+  };
+  if ((mode == Fsync::EverySec || mode == Fsync::No) && dirty_ != aof_image_dirty_) {
+    int64_t period_ms = mode == Fsync::EverySec ? 1000 : 30000;
+    TimeUs tick = tick_at_or_after(virtual_time_of_unix_ms((aof_synced_period_ + 1) * period_ms));
+    if (tick <= now_us) {
+      aof_image_ = std::make_shared<const PersistedState>(snapshot());
+      aof_image_dirty_ = dirty_;
+      aof_synced_period_ = unix_ms(tick) / period_ms;
+    }
+  }
+  if (mode == Fsync::Off && dirty_ != rdb_image_dirty_) {
+    if (last_save_unix_ms_ == INT64_MIN) last_save_unix_ms_ = unix_ms(0);
+    TimeUs best = kNever;
+    for (auto [seconds, changes] : save_points_) {
+      if (static_cast<int64_t>(dirty_ - rdb_image_dirty_) < changes) continue;
+      // `server.unixtime - server.lastsave > sp->seconds`, in whole seconds.
+      int64_t due_s = last_save_unix_ms_ / 1000 + seconds + 1;
+      best = std::min(best, tick_at_or_after(virtual_time_of_unix_ms(due_s * 1000)));
+    }
+    if (best <= now_us) {
+      rdb_image_ = std::make_shared<const PersistedState>(snapshot());
+      rdb_image_dirty_ = dirty_;
+      last_save_unix_ms_ = unix_ms(best);
+    }
+  }
+  persist_checked_us_ = now_us;
+}
+
+void Server::persist_after(TimeUs now_us) {
+  persist_checked_us_ = now_us;
+  if (dirty_ == aof_image_dirty_) return;
+  Fsync mode = fsync_mode();
+  if (mode == Fsync::Off) return;
+  if (mode != Fsync::Always) {
+    int64_t period_ms = mode == Fsync::EverySec ? 1000 : 30000;
+    int64_t period = unix_ms(now_us) / period_ms;
+    if (period <= aof_synced_period_) return;
+    aof_synced_period_ = period;
+  }
+  aof_image_ = std::make_shared<const PersistedState>(snapshot());
+  aof_image_dirty_ = dirty_;
+}
+
+std::optional<PersistedState> Server::persisted_on_shutdown(TimeUs now_us) {
+  persist_before(now_us);
+  // prepareForShutdown: the AOF is flushed and fsynced; with save points an RDB is saved.
+  if (fsync_mode() != Fsync::Off || !save_points_.empty()) return snapshot();
+  if (rdb_image_) return *rdb_image_;  // an earlier BGSAVE's file is still there
+  return std::nullopt;
+}
+
+std::optional<PersistedState> Server::persisted_on_crash(TimeUs now_us) {
+  persist_before(now_us);
+  Fsync mode = fsync_mode();
+  if (mode == Fsync::Always) return snapshot();  // every reply waited for its fsync
+  if (mode != Fsync::Off) {
+    if (aof_image_) return *aof_image_;
+    return std::nullopt;
+  }
+  if (rdb_image_) return *rdb_image_;
+  return std::nullopt;
+}
+
+void Server::load_persisted(const PersistedState& state, TimeUs now_us) {
+  ClientId loader = connect(now_us);
+  for (const std::string& code : state.libraries) {
+    Reply r = call(loader, {"FUNCTION", "LOAD", code});
+    REDLAB_ASSERT(!r.is_error() && "a library that loaded before loads again");
+  }
+  disconnect(loader, now_us);
+  OriginScope origin(*this, 0, 0, now_us);
+  int64_t now_ms = unix_ms(now_us);
+  for (size_t i = 0; i < state.dbs.size() && i < dbs_.size(); i++) {
+    for (const auto& [key, entry] : state.dbs[i].dict) {
+      // rdbLoad on a master skips keys that are already expired (the AOF replays their DEL).
+      if (entry.expire_at_ms >= 0 && entry.expire_at_ms < now_ms) continue;
+      Db one;
+      one.dict.emplace(key, entry);
+      Db copy = copy_db(one);
+      Entry& loaded = dbs_[i].dict.emplace(key, std::move(copy.dict.begin()->second)).first->second;
+      if (loaded.expire_at_ms >= 0) {
+        dbs_[i].expires.emplace(loaded.expire_at_ms, key);
+        expire_floor_ms_ = std::min(expire_floor_ms_, loaded.expire_at_ms);
+      }
+      if (observing()) note_key(static_cast<int>(i), key, Touch::Created, nullptr);
+    }
+  }
+  if (observing()) flush_key_events();
+  // What was loaded is on disk already.
+  aof_image_dirty_ = rdb_image_dirty_ = dirty_;
+  aof_image_ = rdb_image_ = std::make_shared<const PersistedState>(snapshot());
+  persist_checked_us_ = now_us;
 }
 
 }  // namespace redlab::fake

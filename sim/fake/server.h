@@ -262,6 +262,18 @@ class LongRunning {
   virtual bool kill() = 0;
 };
 
+// What a server's disk holds (its AOF or RDB file, as loading would find it): the data, keys
+// with their absolute expiry, and the function libraries (FUNCTION LOAD payloads), which Redis
+// 7.0 keeps in both files. The script cache is never persisted.
+struct PersistedState {
+  std::vector<Db> dbs;
+  std::vector<std::string> libraries;
+};
+
+// The function libraries of a server (FUNCTION LOAD payloads, by library name), for
+// persistence (scripting.cpp).
+std::vector<std::string> function_library_codes(Server& server);
+
 struct ServerOptions {
   std::string name = "redis";
   // The server's unix time (us) at virtual time 0: a fixed date keeps runs reproducible.
@@ -430,6 +442,31 @@ class Server {
   void empty_db(int db_index);
   void empty_all_dbs();
   void swap_dbs(int a, int b);
+  // FUNCTION LOAD / DELETE / FLUSH changed the libraries: data to persist, like a key write.
+  void note_functions_changed() { dirty_++; }
+
+  // ---- Persistence (config appendonly, appendfsync, save; Redis 7.0 aof.c, rdb.c) ----
+  // The server keeps an image of what has reached its disk, taken when Redis would fsync its
+  // AOF or fork for a BGSAVE:
+  // - appendonly yes, appendfsync always: every command's writes, before its reply.
+  // - appendonly yes, appendfsync everysec: flushAppendOnlyFile fsyncs once the unix second
+  //   has changed since the last fsync (`server.unixtime > server.aof_last_fsync`): after the
+  //   first command served in a new second, or at the next cron tick (1000/hz ms) when idle.
+  //   Writes of the current second are in the kernel's page cache only.
+  // - appendonly yes, appendfsync no: the kernel writes dirty pages back about 30 s later
+  //   (vm.dirty_expire_centisecs); modelled as a sync every 30 s of the server's clock.
+  // - appendonly no with save points ("900 1 300 10"): a BGSAVE at the first cron tick where
+  //   `changes` writes are older than the last save by `seconds` (serverCron).
+  // A process crash (kill -9) loses nothing written: the kernel still has it. What is lost is
+  // what a crash of the machine (power loss, kernel panic) finds only in the page cache.
+  // The state a clean restart loads (SHUTDOWN: the AOF flushed and fsynced, an RDB written
+  // when there are save points); nullopt: nothing was persisted (appendonly no, save "").
+  std::optional<PersistedState> persisted_on_shutdown(TimeUs now_us);
+  // The state a crash of the machine at now_us leaves on disk; nullopt: nothing.
+  std::optional<PersistedState> persisted_on_crash(TimeUs now_us);
+  // Loads it into this fresh server at now_us (libraries first, then the keys; a key whose
+  // TTL has passed is not loaded).
+  void load_persisted(const PersistedState& state, TimeUs now_us);
   void watch_key(Client& c, std::string_view key);
   void unwatch_all(Client& c);
   void unblock(Client& c);
@@ -639,6 +676,29 @@ class Server {
   // touched_'s positions by "db key" once it is long (FLUSHALL of a big database).
   std::unordered_map<std::string, size_t> touched_index_;
   std::vector<ReportedKeys> reported_containers_;  // per database, empty until observed
+  // Changes to the data (and the function libraries) since the server started: Redis'
+  // server.dirty, which decides what persistence has still to write.
+  uint64_t dirty_ = 0;
+  // Persistence (see persisted_on_crash): the image of the fsynced AOF and of the last RDB.
+  enum class Fsync : uint8_t { Off, Always, EverySec, No };
+  Fsync fsync_mode();
+  // The persistence settings, parsed again only after config() was called.
+  uint64_t persist_config_generation_ = UINT64_MAX;
+  Fsync persist_mode_ = Fsync::Off;
+  std::vector<std::pair<int64_t, int64_t>> save_points_;  // (seconds, changes)
+  TimeUs cron_tick_us_ = 100000;
+  PersistedState snapshot();
+  // Before an event at now_us: what the cron did since the last event (a periodic fsync, a
+  // BGSAVE). After it: what beforeSleep does (fsync always, or once the second changed).
+  void persist_before(TimeUs now_us);
+  void persist_after(TimeUs now_us);
+  std::shared_ptr<const PersistedState> aof_image_;
+  uint64_t aof_image_dirty_ = 0;
+  int64_t aof_synced_period_ = INT64_MIN;  // unix ms / period of the last fsync
+  std::shared_ptr<const PersistedState> rdb_image_;
+  uint64_t rdb_image_dirty_ = 0;
+  int64_t last_save_unix_ms_ = INT64_MIN;  // INT64_MIN: the server's start
+  TimeUs persist_checked_us_ = 0;          // the last event persist_after saw
   friend class Ctx;
 };
 

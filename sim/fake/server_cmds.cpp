@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "sim/core/cmdline.h"
 #include "sim/fake/server.h"
 #include "sim/fake/util.h"
 
@@ -207,7 +208,16 @@ void client_command(Ctx& c) {
 }
 
 // Parameters CONFIG knows, with how their values are checked.
-enum class ConfigKind { Integer, Memory, String, ClientOutputBufferLimit, Enum };
+enum class ConfigKind {
+  Integer,
+  Memory,
+  String,
+  ClientOutputBufferLimit,
+  Enum,
+  YesNo,
+  Fsync,
+  Save
+};
 
 struct ConfigParam {
   const char* name;
@@ -228,6 +238,10 @@ const ConfigParam kConfigParams[] = {
     {"notify-keyspace-events", ConfigKind::String, 0},
     {"stream-node-max-entries", ConfigKind::Integer, 0},
     {"hash-max-listpack-entries", ConfigKind::Integer, 0},
+    // Persistence (Server::persist_*): what a restart or a crash of the machine keeps.
+    {"appendonly", ConfigKind::YesNo, 0},
+    {"appendfsync", ConfigKind::Fsync, 0},
+    {"save", ConfigKind::Save, 0},
 };
 
 const ConfigParam* find_param(std::string_view name) {
@@ -299,6 +313,32 @@ std::optional<std::string> config_value(const ConfigParam& p, std::string_view v
     case ConfigKind::String:
       out = std::string(v);
       return std::nullopt;
+    case ConfigKind::YesNo:
+      if (equals_nocase(v, "yes") || equals_nocase(v, "no")) {
+        out = to_lower(v);
+        return std::nullopt;
+      }
+      return "argument must be 'yes' or 'no'";
+    case ConfigKind::Fsync:
+      for (const char* mode : {"everysec", "always", "no"})
+        if (equals_nocase(mode, v)) {
+          out = mode;
+          return std::nullopt;
+        }
+      return "argument(s) must be one of the following: everysec, always, no";
+    case ConfigKind::Save: {
+      // setConfigSaveOption: pairs "seconds changes", both integers; "" = no save points.
+      auto words = split_args(v);
+      if (!words || words->size() % 2 != 0) return "Invalid save parameters";
+      out.clear();
+      for (const std::string& w : *words) {
+        auto n = parse_int64(w);
+        if (!n || *n < 0) return "Invalid save parameters";
+        if (!out.empty()) out += ' ';
+        out += std::to_string(*n);
+      }
+      return std::nullopt;
+    }
     case ConfigKind::ClientOutputBufferLimit: {
       // "class hard soft seconds" groups; classes normal, replica/slave, pubsub.
       std::vector<std::string> w;
