@@ -202,6 +202,11 @@ void RealBackend::start(Scheduler& scheduler, Trace* trace, uint64_t seed,
     s.name = servers[i].name;
     s.config = servers[i].config;
     if (spawn_) {
+      // A server that persists starts with its settings on the command line, as it restarts:
+      // CONFIG SET appendonly yes would instead start an AOF rewrite in the background, and
+      // until it ends Redis refuses a clean shutdown ("Writing initial AOF, can't exit").
+      if (std::vector<std::string> args = persistence_args(s); !args.empty())
+        spawned_->restart(i, true, args);
       s.spawn_index = i;
       s.endpoint.host = "127.0.0.1";
       s.endpoint.port = spawned_->port(i);
@@ -488,7 +493,17 @@ void RealBackend::server_command(const std::string& server, net::Argv argv) {
   fabric_->server_command(server, std::move(argv));
 }
 
-void RealBackend::restart(const std::string& server) {
+std::vector<std::string> RealBackend::persistence_args(const Server& s) {
+  std::vector<std::string> args;
+  for (const auto& [name, value] : s.config)
+    if (name == "appendonly" || name == "appendfsync" || name == "save") {
+      args.push_back("--" + name);
+      args.push_back(value);
+    }
+  return args;
+}
+
+void RealBackend::restart(const std::string& server, Stop how) {
   if (!spawned_)
     throw BackendError("restart " + server + " (" + describe() +
                        "): only servers redlab spawned can be restarted (--backend spawn)");
@@ -498,7 +513,15 @@ void RealBackend::restart(const std::string& server) {
         TraceEvent{scheduler_->now_us(), "server_restart", "net", -1, -1, -1, server}.with(
             F::server, server));
   s.admin.reset();
-  spawned_->restart(s.spawn_index);
+  // The persistence settings go on the command line: a server started with --appendonly no
+  // would not load its AOF, and CONFIG SET appendonly yes afterwards would rewrite it from
+  // the empty data set.
+  std::vector<std::string> persistence = persistence_args(s);
+  // A clean stop is SIGTERM (Redis' prepareForShutdown fsyncs the AOF and saves the RDB); a
+  // crash is SIGKILL. The kernel keeps what a killed process wrote, so SIGKILL stages a crash
+  // of the machine only where the two lose the same (the server_crash fault refuses the rest:
+  // appendonly yes with appendfsync everysec or no).
+  spawned_->restart(s.spawn_index, how == Stop::Clean, persistence);
   apply_config(s, nullptr);
 }
 

@@ -73,7 +73,7 @@ class RealBackend final : public scenario::Backend {
   Scheduler::RunResult run_until(TimeUs end_us, uint64_t events_max,
                                  const std::atomic<bool>* cancel) override;
   void server_command(const std::string& server, net::Argv argv) override;
-  void restart(const std::string& server) override;
+  void restart(const std::string& server, Stop how) override;
   bool can_jump_clock() const override { return false; }
   void jump_clock(const std::string& server, TimeUs delta_us) override;
   void finish() noexcept override;
@@ -125,6 +125,8 @@ class RealBackend final : public scenario::Backend {
     std::vector<std::pair<std::string, std::string>> restore;  // a user's values before the run
     std::string software;  // "valkey 8.0.1" (INFO server), "" when it could not be read
   };
+  // A spawned server's persistence settings as command-line arguments (--appendonly yes ...).
+  static std::vector<std::string> persistence_args(const Server& s);
   Server& server_named(const std::string& name);
   std::string address(const Endpoint& ep) const;
   // The admin connection, (re)opened if needed; nullptr and error set when unreachable.

@@ -219,6 +219,7 @@ pid_t SpawnedServers::launch(const Server& s) const {
                                    "--dir",
                                    s.dir};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  args.insert(args.end(), s.restart_args.begin(), s.restart_args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -327,9 +328,10 @@ void SpawnedServers::kill_server(size_t index) {
   stop_one(servers_.at(index), 0);
 }
 
-void SpawnedServers::restart(size_t index) {
+void SpawnedServers::restart(size_t index, bool clean, std::vector<std::string> extra_args) {
   Server& s = servers_.at(index);
-  stop_one(s, 0);
+  stop_one(s, clean ? kStopGraceMs : 0);
+  s.restart_args = std::move(extra_args);
   start_one(s, true);
 }
 

@@ -52,9 +52,11 @@ class SpawnedServers {
   // The last non-empty line of a server's log (for error messages).
   std::string log_tail(size_t index) const;
 
-  // Kills a server (SIGKILL, like a crash) and starts it again on the same port with empty
-  // data; returns once it answers PING. Throws BackendError if it does not come back.
-  void restart(size_t index);
+  // Stops a server (clean: SIGTERM, a SHUTDOWN that saves what its persistence settings
+  // save; else SIGKILL, a crash) and starts it again on the same port and directory, with
+  // these extra arguments (its persistence settings, so that it loads what was persisted);
+  // returns once it answers PING. Throws BackendError if it does not come back.
+  void restart(size_t index, bool clean = false, std::vector<std::string> extra_args = {});
   // Kills a server (SIGKILL) and reaps it; tests use this to stage a crash.
   void kill_server(size_t index);
   // Stops every server (SIGTERM, SIGKILL after grace_ms) and removes the directories.
@@ -77,6 +79,7 @@ class SpawnedServers {
     pid_t pid = -1;
     std::string dir;
     std::string log_path;
+    std::vector<std::string> restart_args;  // after a restart: the extra arguments it was given
   };
   // Forks and execs redis-server for s (port and dir set); returns the pid.
   pid_t launch(const Server& s) const;

@@ -915,7 +915,8 @@ void TimelineModel::consume(size_t index) {
     const int known = lane_index(e.actor);
     const bool on_server = (known >= 0 && lanes_[known].kind == LaneKind::server) ||
                            !index_.server_source(e.actor).empty() || fault == "clock_jump" ||
-                           fault == "restart" || fault == "script_flush" || fault == "stall";
+                           fault == "restart" || fault == "server_crash" ||
+                           fault == "script_flush" || fault == "stall";
     int lane = on_server ? server_lane(e.actor) : actor_lane(e.actor);
     if (fault == "pause") {
       lanes_[lane].bands.push_back(open_item(ItemKind::pause));

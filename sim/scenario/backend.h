@@ -95,9 +95,17 @@ class Backend {
                                          const std::atomic<bool>* cancel) = 0;
   // Server-wide faults (only where owns_servers(), or allowed by the user).
   virtual void server_command(const std::string& server,
-                              net::Argv argv) = 0;      // its reply is dropped
-  virtual void restart(const std::string& server) = 0;  // data and script cache lost
+                              net::Argv argv) = 0;  // its reply is dropped
+  // restart: a clean shutdown and start (SHUTDOWN: the AOF fsynced, an RDB saved when there
+  // are save points). crash: the machine dies (a power loss): only what reached the disk
+  // survives. Either way the script cache is lost and what persisted is loaded again
+  // (nothing, without appendonly or save points); the server's config is applied again.
+  enum class Stop : uint8_t { Clean, Crash };
+  virtual void restart(const std::string& server, Stop how) = 0;
   virtual bool can_jump_clock() const = 0;
+  // True when restart(Stop::Crash) loses what a crash of the machine loses (the fake): a killed
+  // process does not lose what the kernel holds of its files.
+  virtual bool can_crash_machine() const { return false; }
   virtual void jump_clock(const std::string& server, TimeUs delta_us) = 0;
   // True when the servers report their own activity into the trace (the fake: commands
   // served, keys written and expired, ...); false when the trace holds only what clients

@@ -417,9 +417,16 @@ void Engine::build_world() {
   std::vector<ServerSetup> setups;
   for (const ServerDef& def : sc_.servers) {
     ServerSetup setup{def.name, {}, 0};
-    for (size_t i = 0; i < def.config.size(); i++)
-      setup.config.emplace_back(def.config[i].first,
-                                str(def.config[i].second, nullptr, config_where(def, i)));
+    for (size_t i = 0; i < def.config.size(); i++) {
+      const std::string& name = def.config[i].first;
+      // How a server keeps its data is its owner's choice: set only on servers redlab started.
+      if ((name == "appendonly" || name == "appendfsync" || name == "save") &&
+          !backend_->owns_servers())
+        fail(config_where(def, i), name + " of " + def.name + " would change how " +
+                                       backend_->describe() +
+                                       " keeps its data: use --backend spawn");
+      setup.config.emplace_back(name, str(def.config[i].second, nullptr, config_where(def, i)));
+    }
     // An offset may be negative (a clock behind the others): scaled with its sign.
     int64_t offset_ms = num(def.clock_offset_ms, nullptr,
                             Where{def.where.pos, def.where.path + ".clock_offset_ms"});

@@ -1,9 +1,9 @@
 // The fake backend: fake::Server objects behind the simulated network, on virtual time.
 // A run on it is a pure function of its inputs (DESIGN.md), so nothing here reads the wall
 // clock or draws from anything but the seed the engine passes.
-#include <map>
-
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <tuple>
 
 #include "sim/fake/server.h"
@@ -76,16 +76,23 @@ class FakeBackend final : public Backend {
     network_->server_command(server, std::move(argv));
   }
 
-  void restart(const std::string& server) override {
+  void restart(const std::string& server, Stop how) override {
     TimeUs now = scheduler_->now_us();
+    fake::Server& old = *servers_.at(server);
+    // What the disk holds: everything after a clean shutdown, what was fsynced (or the last
+    // snapshot) after a crash of the machine.
+    std::optional<fake::PersistedState> kept =
+        how == Stop::Clean ? old.persisted_on_shutdown(now) : old.persisted_on_crash(now);
     auto fresh = std::make_unique<fake::Server>(fake::ServerOptions{.name = server});
-    // A restart loses data and scripts, not redis.conf.
+    // A restart keeps redis.conf: the config is applied again.
     fake::ClientId admin = fresh->connect(now);
     fresh->advance(now);
     for (const ServerSetup& def : setups_)
       if (def.name == server)
         for (auto& [name, value] : def.config) fresh->call(admin, {"CONFIG", "SET", name, value});
     network_->replace_server(server, fresh.get());
+    // Loaded after the network observes the new server: its key events tell what came back.
+    if (kept) fresh->load_persisted(*kept, now);
     admins_[server] = admin;
     // The old server stays alive until the end: callbacks already scheduled may refer to it.
     retired_.push_back(std::move(servers_[server]));
@@ -93,6 +100,7 @@ class FakeBackend final : public Backend {
   }
 
   bool can_jump_clock() const override { return true; }
+  bool can_crash_machine() const override { return true; }
   void jump_clock(const std::string& server, TimeUs delta_us) override {
     network_->jump_server_clock(server, delta_us);
   }

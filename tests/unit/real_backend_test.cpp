@@ -864,7 +864,7 @@ TEST(RealBackendTest, UrlRefusesWhatNeedsOwnedServers) {
     RealBackend backend({url, false});
     backend.start(scheduler, nullptr, 1, {{"redis", {}, 0}}, {}, refused);
     EXPECT_THROW(backend.server_command("redis", {"DEBUG", "SLEEP", "0"}), scenario::BackendError);
-    EXPECT_THROW(backend.restart("redis"), scenario::BackendError);
+    EXPECT_THROW(backend.restart("redis", scenario::Backend::Stop::Crash), scenario::BackendError);
     EXPECT_FALSE(backend.can_jump_clock());
     EXPECT_THROW(backend.jump_clock("redis", 1000), scenario::BackendError);
   }
@@ -911,7 +911,7 @@ TEST(RealBackendTest, SpawnStartsOneServerPerDeclaredServer) {
   ASSERT_TRUE(run_for(
       *backend.real_fabric(), [&] { return probe.connected; }, 3000));
   backend.admin("m1", {"SET", "k", "v"});
-  backend.restart("m1");
+  backend.restart("m1", scenario::Backend::Stop::Crash);
   EXPECT_EQ(backend.spawned_ports()[0], ports[0]);
   EXPECT_EQ(backend.admin("m1", {"GET", "k"}), Reply::nil());
   EXPECT_EQ(backend.admin("m1", {"CONFIG", "GET", "maxmemory-policy"}).elements.at(1),

@@ -1,8 +1,9 @@
-// Faults that hit a server: clock_jump, restart, script_flush and stall. Those that act on the
-// whole server run only where that is allowed (a server redlab started, or
+// Faults that hit a server: clock_jump, restart (clean), script_flush and stall. Those that act on
+// the whole server run only where that is allowed (a server redlab started, or
 // --allow-server-faults): each says so in its refuse hook, before anything runs.
 #include "sim/scenario/engine_impl.h"
 #include "sim/scenario/faults/fields.h"
+#include "sim/scenario/faults/persistence.h"
 
 namespace redlab::scenario::faults {
 namespace {
@@ -25,10 +26,16 @@ void refuse_restart(const Engine& e, const FaultDef& f, const std::string& at) {
     e.fail(f.where, "restart of " + f.server + at +
                         " needs a server redlab started itself: " + "use --backend spawn");
 }
+// A clean restart (SHUTDOWN, then start): what the server persisted comes back.
 void fire_restart(Engine& e, const FaultDef& f) {
-  e.put(e.fault_ev(f.server, "restart: data and script cache lost", "restart")
-            .with(F::server, f.server));
-  e.backend_->restart(f.server);
+  Persistence p = persistence_of(e, f.server);
+  std::string text = p.aof ? "restart: script cache lost; data and functions loaded from the AOF"
+                     : p.save_points
+                         ? "restart: script cache lost; data and functions loaded from the RDB "
+                           "snapshot saved at shutdown"
+                         : "restart: data and script cache lost";
+  e.put(e.fault_ev(f.server, text, "restart").with(F::server, f.server));
+  e.backend_->restart(f.server, Backend::Stop::Clean);
 }
 
 // A server-wide fault on a server redlab did not start, without --allow-server-faults.
