@@ -259,6 +259,9 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kCombination
 // them (exit 2, the reason on stderr); that is what their case tests.
 const std::map<std::string, std::string> kNotStageable = {
     // {"scenario-id", "a server clock jump cannot be staged on a real server"},
+    {"aof-everysec-loss",
+     "a crash of the machine cannot be staged by killing redis-server: the kernel keeps what it "
+     "wrote to its AOF (appendfsync everysec)"},
 };
 
 std::vector<Case> cases() {

@@ -364,6 +364,29 @@ std::vector<Case> cases() {
        {{"dials_within", false}, {"no_read_timeouts", false}}},
       // A bigger pool does not help: every connection is thrown away at its next timeout.
       {"context-timeout-reconnect-storm", {}, {{"pool_size", 100}}, {{"dials_within", false}}},
+      // functions-survive-restart, aof-everysec-loss (issue 13, item 5).
+      {"functions-survive-restart", {}, {}, {{"no_noscript", false}, {"all_served", false}}},
+      {"functions-survive-restart",
+       {{"caller", "fcall"}},
+       {},
+       {{"no_noscript", true}, {"all_served", true}}},
+      {"functions-survive-restart",
+       {{"caller", "fcall"}, {"appendonly", "no"}},
+       {},
+       {{"no_noscript", true}, {"all_served", false}}},
+      {"functions-survive-restart",
+       {{"appendonly", "no"}},
+       {},
+       {{"no_noscript", false}, {"all_served", false}}},
+      {"aof-everysec-loss", {}, {}, {{"mutual_exclusion", false}}},
+      {"aof-everysec-loss", {}, {{"crash_after_ms", 749}}, {{"mutual_exclusion", false}}},
+      {"aof-everysec-loss", {}, {{"crash_after_ms", 750}}, {{"mutual_exclusion", true}}},
+      {"aof-everysec-loss", {{"appendfsync", "always"}}, {}, {{"mutual_exclusion", true}}},
+      {"aof-everysec-loss",
+       {{"appendfsync", "no"}},
+       {{"crash_after_ms", 3000}},
+       {{"mutual_exclusion", false}}},
+      {"aof-everysec-loss", {{"watchdog", "on"}}, {}, {{"mutual_exclusion", false}}},
   };
 }
 
