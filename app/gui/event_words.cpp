@@ -50,6 +50,7 @@ const KindEntry kKinds[] = {
     {"lock_acquire", {"tries to take the lock", "попытка взять блокировку", "pokus vzít zámek"}},
     {"lock_acquired", {"lock taken", "блокировка взята", "zámek získán"}},
     {"lock_busy", {"lock busy", "блокировка занята", "zámek je obsazený"}},
+    {"redlock_node", {"one master's answer", "ответ одного мастера", "odpověď jednoho mastera"}},
     {"lock_gave_up", {"gave up on the lock", "отказ от блокировки", "vzdal se zámku"}},
     {"hold_end", {"hold ends", "владение закончилось", "držení skončilo"}},
     {"lock_not_held", {"lock not held", "блокировка не удерживается", "zámek není držen"}},
@@ -239,6 +240,12 @@ const char* field_words(F field, Lang lang) {
       return pick({"resource", "ресурс", "prostředek"});
     case F::server:
       return pick({"server", "сервер", "server"});
+    case F::servers:
+      return pick({"servers", "серверы", "servery"});
+    case F::quorum:
+      return pick({"quorum", "кворум", "kvorum"});
+    case F::until_us:
+      return pick({"valid until", "действует до", "platný do"});
     case F::host:
       return pick({"client process", "процесс клиента", "proces klienta"});
     case F::argv:

@@ -53,6 +53,9 @@ inline constexpr int64_t kTraceVersion = 2;
   X(highest, Int, "the highest fence a resource had accepted before")                          \
   X(resource, Str, "a protected resource")                                                     \
   X(server, Str, "a server's name")                                                            \
+  X(servers, List, "a Redlock's servers: those it is tried on, or those it took")              \
+  X(quorum, Int, "a Redlock's quorum: the servers it must take (n/2+1)")                       \
+  X(until_us, Int, "a Redlock's validity end (run time): TTL - elapsed - drift after taking")  \
   X(host, Str, "a client process (the host a connection comes from)")                          \
   X(argv, List, "a command: its arguments, the name first")                                    \
   X(cmd, Str, "a command's name, upper case")                                                  \

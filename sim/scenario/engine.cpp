@@ -606,6 +606,26 @@ std::unique_ptr<Engine::ClientRt> Engine::make_client(const ClientDef& cd, const
   return rt;
 }
 
+client::Client& Engine::client_on(ActorRt& a, const std::string& server) {
+  if (server.empty() || server == a.client->server()) return *a.client;
+  if (auto it = a.server_clients.find(server); it != a.server_clients.end()) return *it->second;
+  ClientRt* owner = nullptr;
+  for (auto& [name, rt] : shared_clients_)
+    if (rt && rt->client.get() == a.client) owner = rt.get();
+  for (auto& rt : own_clients_)
+    if (rt && rt->client.get() == a.client) owner = rt.get();
+  REDLAB_ASSERT(owner && "an actor's client belongs to the run");
+  std::unique_ptr<client::Client>& slot = owner->others[server];
+  // Its seed is derived from the host and the server, so making it later or earlier in the
+  // run does not move any other client's random stream.
+  if (!slot)
+    slot = std::make_unique<client::Client>(
+        *a.process, *fabric_, server, a.client->options(), &trace_,
+        root_.derive(fnv1a("client:" + a.process->name() + "@" + server)).next_u64());
+  a.server_clients[server] = slot.get();
+  return *slot;
+}
+
 void Engine::number_steps(const std::vector<Step>& steps) {
   for (const Step& s : steps) {
     if (step_ids_.count(&s)) continue;
@@ -821,6 +841,7 @@ void Engine::restart_host(const std::string& host) {
   for (ActorRt* a : on_host) {
     a->process = process;
     a->client = client;
+    a->server_clients.clear();
     a->gen++;
     a->finished = false;
     a->locks.clear();

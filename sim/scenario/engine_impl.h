@@ -51,6 +51,10 @@ struct LockRt {
   net::Process::TimerId watchdog = 0;
   TimeUs ttl_us = 0;
   bool extending = false;
+  // A Redlock (steps/redlock.cpp): every server it was tried on (a release goes to all of
+  // them, as go-redsync's does) and the per-server timeout; empty for a single-server lock.
+  std::vector<std::string> servers;
+  TimeUs node_timeout_us = 0;
 };
 
 struct ActorRt {
@@ -69,6 +73,8 @@ struct ActorRt {
   uint64_t running_serial = 0;      // run_block: the step running now (see there)
   uint64_t inline_done = 0;         // run_block: the last step that finished inside exec
   std::vector<std::unique_ptr<client::PubSub>> pubsubs;
+  // Its clients on servers other than its own client's (client_on), made when first needed.
+  std::map<std::string, client::Client*, std::less<>> server_clients;
 };
 
 // A fenced resource: a database outside Redis that takes writes with a fencing token.
@@ -303,6 +309,10 @@ class Engine {
   // Runs steps[i..] then k, in constant stack however long the list (see engine.cpp).
   void run_block(ActorRt& a, const std::vector<Step>& steps, size_t i, Next k);
   void exec(ActorRt& a, const Step& s, Next k);
+  // The actor's go-redis client on `server` (a step that names a server, a Redlock's masters):
+  // its own client if that is where it goes, else a client of the same program, with the
+  // same options, made when first asked for. `server` must be a server of the file.
+  client::Client& client_on(ActorRt& a, const std::string& server);
   // A step's result: the variable reply, and its save variable if it has one.
   void save(ActorRt& a, const Step& s, const std::string& value);
   // The step's `record` event, when it succeeded.
@@ -354,6 +364,9 @@ class Engine {
   struct ClientRt {
     std::unique_ptr<net::Process> process;
     std::unique_ptr<client::Client> client;
+    // The same program's clients on other servers (client_on): one pool per server, as
+    // go-redsync keeps one per master. Declared last: destroyed before the process.
+    std::map<std::string, std::unique_ptr<client::Client>> others;
   };
   std::unique_ptr<ClientRt> make_client(const ClientDef& cd, const std::string& host,
                                         const Prng& root);

@@ -897,9 +897,14 @@ class Loader {
       case FieldType::Says:
         s.says[f.key] = text_of(fv, fp);
         break;
+      case FieldType::Server: {
+        std::string n = string_of(fv, fp);
+        if (!has_server(n)) fail(fv.pos(), fp, "no server named \"" + n + "\"");
+        s.name[f.key] = n;
+        break;
+      }
       case FieldType::Actor:
-      case FieldType::Server:
-        REDLAB_ASSERT(false && "no step kind has an actor or a server field");
+        REDLAB_ASSERT(false && "no step kind has an actor field");
     }
   }
   bool has_resource(const std::string& n) const {

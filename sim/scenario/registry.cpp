@@ -33,6 +33,8 @@ extern const StepKind command_step, pipeline_step, tx_step, sleep_step, work_ste
     watchdog_stop_step, resource_write_step, watch_tx_step, eval_step, subscribe_step, publish_step,
     stream_add_step, stream_consume_step, stream_autoclaim_step, repeat_step, if_step, note_step,
     set_step;
+// Issue 13, several servers: Redlock (steps/redlock.cpp).
+extern const StepKind redlock_acquire_step, redlock_release_step;
 }  // namespace steps
 
 std::span<const StepKind* const> step_kinds() {
@@ -48,6 +50,8 @@ std::span<const StepKind* const> step_kinds() {
       &steps::lock_extend_step,
       &steps::watchdog_step,
       &steps::watchdog_stop_step,
+      &steps::redlock_acquire_step,
+      &steps::redlock_release_step,
       &steps::resource_write_step,
       &steps::watch_tx_step,
       &steps::eval_step,

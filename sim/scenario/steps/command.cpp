@@ -22,12 +22,12 @@ void run_command(Engine& eng, ActorRt& a, const Step& s, Next k) {
   if (s.n("deadline_ms"))
     deadline = eng.scheduler_.now_us() + ms_to_us(eng.step_ms(a, s, "deadline_ms", 0));
   ActorRt* p = &a;
-  a.client->do_command(eng.ctx(a, s, deadline), argv,
-                       eng.guard1<Result>(a, [&eng, p, &s, k](Result r) {
-                         eng.save(*p, s, reply_text(r));
-                         eng.record(*p, s, succeeded(r));
-                         k();
-                       }));
+  eng.client_on(a, s.nm("server"))
+      .do_command(eng.ctx(a, s, deadline), argv, eng.guard1<Result>(a, [&eng, p, &s, k](Result r) {
+        eng.save(*p, s, reply_text(r));
+        eng.record(*p, s, succeeded(r));
+        k();
+      }));
 }
 
 void run_pipeline(Engine& eng, ActorRt& a, const Step& s, Next k) {
@@ -74,7 +74,8 @@ constexpr FieldSpec kCommand[] = {
     {.key = "cmd", .type = FieldType::CommandLine, .absent = "one of `cmd`/`args`"},
     {.key = "args", .type = FieldType::List, .absent = "one of `cmd`/`args`"},
     {.key = "deadline_ms", .type = FieldType::Duration, .unit = "ms", .absent = "none"},
-    {.key = "record", .type = FieldType::Text}};
+    {.key = "record", .type = FieldType::Text},
+    {.key = "server", .type = FieldType::Server, .absent = "the actor's client's server"}};
 constexpr FieldSpec kPipeline[] = {{.key = "cmds",
                                     .type = FieldType::Commands,
                                     .required = true,
