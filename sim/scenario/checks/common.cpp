@@ -2,6 +2,7 @@
 #include "sim/scenario/checks/common.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace redlab::scenario::checks {
 
@@ -61,6 +62,48 @@ TimeUs end_time(const TraceIndex& ix, size_t begin_event) {
   return e == kNoEvent ? ix.end_us() : ix.event(e).time_us;
 }
 
+namespace {
+
+// The servers a Redlock acquisition tried (its lock_acquire's list), else those it took.
+std::vector<std::string> redlock_servers(const TraceIndex& ix, size_t acquired) {
+  size_t begin = ix.begin_of(acquired);
+  const auto* tried = begin == kNoEvent ? nullptr : ix.event(begin).list(F::servers);
+  if (!tried) tried = ix.event(acquired).list(F::servers);
+  return tried ? *tried : std::vector<std::string>{};
+}
+
+// See Hold: a Redlock's hold from the servers' record, within its validity.
+void redlock_hold(const TraceIndex& ix, size_t acquired, Hold& h) {
+  const TraceEvent& e = ix.event(acquired);
+  h.to_us = std::min<TimeUs>(h.to_us, e.num_or(F::until_us, h.to_us));
+  std::vector<std::string> servers = redlock_servers(ix, acquired);
+  // The quorum of the servers it tried, whatever quorum the acquisition claimed.
+  h.quorum = std::max<int64_t>(h.quorum, static_cast<int64_t>(servers.size() / 2 + 1));
+  if (!server_events_for(ix, servers)) return;  // a real server: the actor's belief alone
+  std::vector<TimeUs> set_at;
+  for (const std::string& server : servers) {
+    // Since when the key has held the token without a break, at the acquisition.
+    std::optional<TimeUs> since;
+    for (const KeyChange& c : ix.key_changes(server)) {
+      if (c.event >= acquired) break;
+      if (c.state.key != h.lock) continue;
+      if (c.present && c.state.value == h.token) {
+        if (!since) since = c.time_us;
+      } else {
+        since.reset();
+      }
+    }
+    if (since) set_at.push_back(*since);
+  }
+  h.on_servers = set_at.size();
+  h.backed = static_cast<int64_t>(set_at.size()) >= h.quorum;
+  if (!h.backed) return;
+  std::sort(set_at.begin(), set_at.end());
+  h.from_us = set_at[static_cast<size_t>(h.quorum) - 1];
+}
+
+}  // namespace
+
 std::vector<Hold> holds(const TraceIndex& ix, const std::string& only) {
   std::vector<Hold> out;
   for (size_t i : ix.of_kind("lock_acquired")) {
@@ -84,6 +127,8 @@ std::vector<Hold> holds(const TraceIndex& ix, const std::string& only) {
       }
     }
     h.event = i;
+    h.quorum = e.num_or(F::quorum, 0);
+    if (h.quorum > 0) redlock_hold(ix, i, h);
     out.push_back(std::move(h));
   }
   return out;
@@ -98,6 +143,9 @@ std::vector<std::string> lock_servers(const TraceIndex& ix, const std::string& l
       std::string server(e.str_or(F::server));
       if (!server.empty() && std::find(out.begin(), out.end(), server) == out.end())
         out.push_back(server);
+      if (const auto* list = e.list(F::servers))  // a Redlock's
+        for (const std::string& s : *list)
+          if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
     }
   return out;
 }
@@ -128,6 +176,17 @@ std::string belief_token(const TraceIndex& ix, const std::string& actor, const s
                          size_t event) {
   std::string token;
   for (size_t i : ix.of_kind("lock_acquired")) {
+    if (i >= event) break;
+    const TraceEvent& e = ix.event(i);
+    if (e.actor == actor && e.str_or(F::lock) == lock) token = std::string(e.str_or(F::token));
+  }
+  return token;
+}
+
+std::string attempt_token(const TraceIndex& ix, const std::string& actor, const std::string& lock,
+                          size_t event) {
+  std::string token;
+  for (size_t i : ix.of_kind("lock_acquire")) {
     if (i >= event) break;
     const TraceEvent& e = ix.event(i);
     if (e.actor == actor && e.str_or(F::lock) == lock) token = std::string(e.str_or(F::token));

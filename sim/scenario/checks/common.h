@@ -37,10 +37,19 @@ std::string command_name(const TraceIndex& ix, int64_t cause);
 // the lock protects, so B acquiring while A waits for its DEL's reply is no overlap. (Without
 // this, B's SET NX served just after A's DEL can reach B before the DEL's reply reaches A: a
 // jitter race, not two workers in the critical section.)
+//
+// A Redlock's hold (its lock_acquired has a quorum) is judged from the servers' events where
+// they are recorded: it begins when its token was on a quorum of the servers it tried (the
+// quorum-th SET that put it there) and ends at its validity end (until_us) at the latest. An
+// acquisition whose token was on fewer servers than the quorum when the actor believed it had
+// the lock is `backed = false` (mutual_exclusion reports it); its hold begins at lock_acquired.
 struct Hold {
   std::string lock, actor, token, server;
   TimeUs from_us = 0, to_us = 0;
   size_t event = 0;
+  int64_t quorum = 0;     // a Redlock's quorum; 0 for a single-server lock
+  size_t on_servers = 0;  // a Redlock: the servers that held its token when it believed it
+  bool backed = true;     // a Redlock: on_servers >= quorum (or no server events to judge)
 };
 std::vector<Hold> holds(const TraceIndex& ix, const std::string& only);
 
@@ -63,5 +72,9 @@ Writer writer_of(const TraceIndex& ix, const std::string& server, const std::str
 // lock_acquired before it), "" if none.
 std::string belief_token(const TraceIndex& ix, const std::string& actor, const std::string& lock,
                          size_t event);
+// The token of the actor's latest acquisition of `lock` (lock_acquire) before `event`, "" if
+// none: an acquisition still under way owns its token before it believes it holds the lock.
+std::string attempt_token(const TraceIndex& ix, const std::string& actor, const std::string& lock,
+                          size_t event);
 
 }  // namespace redlab::scenario::checks
