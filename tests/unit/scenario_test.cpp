@@ -387,6 +387,37 @@ std::vector<Case> cases() {
        {{"crash_after_ms", 3000}},
        {{"mutual_exclusion", false}}},
       {"aof-everysec-loss", {{"watchdog", "on"}}, {}, {{"mutual_exclusion", false}}},
+      // Issue 13, redlock-clock-jump: the jump gives two holders with a majority each, and A's
+      // late write is stale unless the database checks fences; a pause gives no second holder
+      // by Redlock's own measure, but the same stale write.
+      {"redlock-clock-jump",
+       {},
+       {},
+       {{"mutual_exclusion", false},
+        {"acquire_took_lock", true},
+        {"no_stale_write", false},
+        {"no_foreign_unlock", true},
+        {"release_removes_own_lock", true}}},
+      {"redlock-clock-jump",
+       {},
+       {{"jump_ms", 1000}},
+       {{"mutual_exclusion", true}, {"no_stale_write", true}}},
+      {"redlock-clock-jump",
+       {{"resource", "checks-fence"}},
+       {},
+       {{"mutual_exclusion", false}, {"no_stale_write", true}}},
+      {"redlock-clock-jump",
+       {{"fault", "pause"}},
+       {},
+       {{"mutual_exclusion", true}, {"no_stale_write", false}, {"no_foreign_unlock", true}}},
+      {"redlock-clock-jump",
+       {{"fault", "pause"}, {"resource", "checks-fence"}},
+       {},
+       {{"mutual_exclusion", true}, {"no_stale_write", true}}},
+      {"redlock-clock-jump",
+       {{"fault", "pause"}},
+       {{"pause_ms", 1000}},
+       {{"no_stale_write", true}}},
   };
 }
 
@@ -566,6 +597,48 @@ TEST(Scenarios, WatchdogGcPauseTheFrozenRowLandsBeforeTheExtendSaysLost) {
   size_t expired = ix.of_kind("key_expired").front();
   EXPECT_GE(ix.event(expired).time_us, 12'000'000);
   EXPECT_LT(ix.event(expired).time_us, 12'100'000);
+}
+
+// redlock-clock-jump: A takes m1..m3 (m4, m5 cut off), m3's jump at 2 s expires A's key there,
+// and B takes m3..m5 while A is still within its validity: two majorities, from the servers'
+// own record. A's release then finds B's key on m3 and leaves it.
+TEST(Scenarios, RedlockClockJumpTwoMajoritiesFromTheServersRecord) {
+  RunResult r = run("redlock-clock-jump", 1);
+  TraceIndex ix(r.trace);
+  std::map<std::string, const TraceEvent*> acquired;
+  for (size_t i : ix.of_kind("lock_acquired")) acquired[ix.event(i).actor] = &ix.event(i);
+  ASSERT_TRUE(acquired.count("A") && acquired.count("B"));
+  const TraceEvent& a = *acquired["A"];
+  const TraceEvent& b = *acquired["B"];
+  EXPECT_EQ(*a.list(F::servers), (std::vector<std::string>{"m1", "m2", "m3"}));
+  EXPECT_EQ(*b.list(F::servers), (std::vector<std::string>{"m3", "m4", "m5"}));
+  EXPECT_EQ(a.num_or(F::quorum, 0), 3);
+  // Valid for the TTL minus the try (the 50 ms timeout of m4 and m5) minus 1% of the TTL.
+  EXPECT_EQ(a.num_or(F::until_us, 0) - a.time_us, 10'000'000 - 50'000 - 100'000);
+  EXPECT_LT(b.time_us, a.num_or(F::until_us, 0));
+  // m3's record: A's key expired at the jump (2 s), B's SET put B's token there after it.
+  bool expired_at_jump = false;
+  for (const KeyChange& c : ix.key_changes("m3"))
+    if (c.expired && c.state.key == "lock:report" && c.state.value == a.str_or(F::token))
+      expired_at_jump = c.time_us == 2'000'000;
+  EXPECT_TRUE(expired_at_jump);
+  std::optional<KeyState> on_m3 = ix.key_before("m3", 0, "lock:report", ix.size());
+  // B released at the end: gone; but while A released, it held B's token.
+  EXPECT_FALSE(on_m3.has_value());
+  size_t a_node_m3 = kNoEvent;
+  for (size_t i : ix.of_kind("redlock_node")) {
+    const TraceEvent& e = ix.event(i);
+    if (e.actor == "A" && e.str_or(F::server) == "m3" && e.str_or(F::reason) == "not ours")
+      a_node_m3 = i;
+  }
+  ASSERT_NE(a_node_m3, kNoEvent);
+  std::optional<KeyState> then = ix.key_before("m3", 0, "lock:report", a_node_m3);
+  ASSERT_TRUE(then.has_value());
+  EXPECT_EQ(then->value, b.str_or(F::token));
+  EXPECT_FALSE(check(r, "mutual_exclusion").ok);
+  EXPECT_NE(check(r, "mutual_exclusion").summary.find("A and B held lock:report together"),
+            std::string::npos)
+      << check(r, "mutual_exclusion").summary;
 }
 
 // pubsub-slow-subscriber: PUBLISH counted the subscriber for the messages the server then
