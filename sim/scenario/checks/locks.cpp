@@ -89,13 +89,16 @@ CheckResult no_foreign_unlock(const CheckArgs& args, const TraceIndex& ix) {
     return r;
   }
   // A real server: only the clients' view. A release that reports a deletion (DEL's reply,
-  // the script's reply) counts as one, by the last acquirer's name.
+  // the script's reply) counts as one, by the last acquirer's name. Releases are counted as
+  // the fake counts them, every lock_release begun: a Redlock release that deleted on fewer
+  // servers than its quorum (its keys had expired) was a release that removed nobody's lock.
   size_t releases = 0;
+  for (size_t i : ix.of_kind("lock_release"))
+    if (lock.empty() || ix.event(i).str_or(F::lock) == lock) releases++;
   for (size_t i : ix.of_kind("lock_released")) {
     const TraceEvent& e = ix.event(i);
     std::string l(e.str_or(F::lock));
     if (!lock.empty() && l != lock) continue;
-    releases++;
     std::string reply(e.str_or(F::reply));
     if (reply == "(integer) 0" || reply == "0") continue;
     std::string owner;
