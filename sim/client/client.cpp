@@ -20,6 +20,13 @@ struct Client::Call {
   Done single_done;  // a Single call's own callback (no PipelineDone wrapped around it)
 };
 
+const char* result_class(const Result& r) {
+  if (!r.error.ok()) return error_class(r.error.kind);
+  // go-redis answers a nil bulk or a nil array with redis.Nil (proto.Nil, "redis: nil").
+  if (r.reply.kind == Reply::Kind::Nil || r.reply.kind == Reply::Kind::NilArray) return "nil";
+  return "ok";
+}
+
 TimeUs retry_backoff_us(int64_t retry, TimeUs min_us, TimeUs max_us, Prng& prng) {
   REDLAB_ASSERT(retry >= 0 && "RetryBackoff: not reached");
   if (min_us <= 0) return 0;
@@ -138,45 +145,82 @@ void Client::attempt(std::shared_ptr<Call> call) {
     });
   };
   if (call->attempt == 0) return start();
-  // internal.Sleep(ctx, backoff): ends early, with the context's error, at its deadline.
   TimeUs backoff = retry_backoff_us(call->attempt, options_.min_retry_backoff_us,
                                     options_.max_retry_backoff_us, backoff_prng_);
-  TimeUs now = process_.now_us();
   if (tracer_.on())
     tracer_.emit(
         tracer_
             .make("backoff", -1, tag.step, tag.attempt, std::to_string(backoff) + " us", tag.actor)
             .with(F::duration_us, backoff));
-  if (call->ctx.deadline_us < add_saturating_us(now, backoff)) {
-    process_.after(std::max<TimeUs>(0, call->ctx.deadline_us - now), [this, alive, call] {
-      auto a = alive.lock();
-      if (!a || !*a) return;
-      PipelineResult r;
-      r.error = Error::make(ErrorKind::ContextDeadline);
-      finish(call, std::move(r));
-    });
+  sleep_ctx(call->ctx, backoff, [this, call, start = std::move(start)](Error e) {
+    if (e.ok()) return start();
+    PipelineResult r;
+    r.error = std::move(e);
+    finish(call, std::move(r));
+  });
+}
+
+void Client::sleep_ctx(const Context& ctx, TimeUs delay_us, std::function<void(Error)> done) {
+  // internal.Sleep(ctx, dur) (internal/util.go, v9.0.0 .. v9.22): a timer, or ctx.Done() with
+  // ctx.Err(), whichever comes first; a context already done wins at once.
+  struct Sleep {
+    net::Process::TimerId timer = 0;
+    ContextState::Subscription cancel;
+    bool over = false;
+  };
+  auto sleep = std::make_shared<Sleep>();
+  std::weak_ptr<bool> alive = alive_;
+  auto end = [this, alive, sleep, done](ErrorKind kind) {
+    auto a = alive.lock();
+    if (!a || !*a || sleep->over) return;
+    sleep->over = true;
+    sleep->cancel.reset();
+    if (sleep->timer) process_.cancel(sleep->timer);
+    done(Error::make(kind));
+  };
+  TimeUs now = process_.now_us();
+  ErrorKind already = ctx.err(now);
+  if (already != ErrorKind::None) {
+    process_.after(0, [end, already] { end(already); });
     return;
   }
-  process_.after(backoff, std::move(start));
+  bool deadline_first = ctx.deadline_us < add_saturating_us(now, delay_us);
+  TimeUs wake = deadline_first ? ctx.deadline_us - now : delay_us;
+  sleep->timer = process_.after(wake, [sleep, end, deadline_first] {
+    sleep->timer = 0;
+    end(deadline_first ? ErrorKind::ContextDeadline : ErrorKind::None);
+  });
+  // A cancel runs from another goroutine's step: the sleeper wakes on its own process.
+  sleep->cancel = ContextState::on_cancel(ctx.state, [this, alive, end] {
+    auto a = alive.lock();
+    if (!a || !*a) return;
+    process_.after(0, [end] { end(ErrorKind::Canceled); });
+  });
 }
 
 void Client::get_conn(const Context& ctx, TraceTag tag, Pool::GetDone done) {
+  // waitTurn's first select: a cancelled context fails the call before it takes a turn, even
+  // with connections free (a passed deadline likewise, in Pool::get).
+  if (ctx.err(process_.now_us()) == ErrorKind::Canceled)
+    return done(nullptr, Error::make(ErrorKind::Canceled));
   std::weak_ptr<bool> alive = alive_;
-  pool_->get(ctx.deadline_us, tag,
-             [this, alive, ctx, tag, done = std::move(done)](Pool::ConnPtr conn, Error err) {
-               auto a = alive.lock();
-               if (!a || !*a) return;
-               if (!err.ok() || conn->inited()) return done(std::move(conn), std::move(err));
-               init_conn(ctx, conn, tag, [this, alive, conn, done](Error e) {
-                 auto a2 = alive.lock();
-                 if (!a2 || !*a2) return;
-                 if (!e.ok()) {
-                   pool_->remove(conn, e.text);
-                   return done(nullptr, std::move(e));
-                 }
-                 done(conn, Error::none());
-               });
-             });
+  pool_->get(
+      ctx.deadline_us, tag,
+      [this, alive, ctx, tag, done = std::move(done)](Pool::ConnPtr conn, Error err) {
+        auto a = alive.lock();
+        if (!a || !*a) return;
+        if (!err.ok() || conn->inited()) return done(std::move(conn), std::move(err));
+        init_conn(ctx, conn, tag, [this, alive, conn, done](Error e) {
+          auto a2 = alive.lock();
+          if (!a2 || !*a2) return;
+          if (!e.ok()) {
+            pool_->remove(conn, e.text);
+            return done(nullptr, std::move(e));
+          }
+          done(conn, Error::none());
+        });
+      },
+      ctx.state);
 }
 
 void Client::init_conn(const Context& ctx, const Pool::ConnPtr& conn, TraceTag tag,
@@ -293,6 +337,10 @@ void Client::finish(std::shared_ptr<Call> call, PipelineResult r) {
       e.with(F::reply, format_short(r.results[0].reply));
     else
       e.with(F::count, static_cast<int64_t>(r.results.size()));
+    // What a program would branch on: err == nil, err == redis.Nil, or which error.
+    e.with(F::result_class, call->kind == CallKind::Single ? result_class(r.results[0])
+                            : r.error.ok()                 ? "ok"
+                                                           : error_class(r.error.kind));
     tracer_.emit(std::move(e));
   }
   if (call->single_done) {

@@ -16,8 +16,10 @@
 //   i/o timeout). Retried: EOF, pool timeout (profiles v9.8+), dial errors, read timeout of
 //   non-blocking commands, LOADING/READONLY/MASTERDOWN/TRYAGAIN/CLUSTERDOWN. Never: context
 //   deadline (the backoff sleep and the pool wait end at the call's deadline with "context
-//   deadline exceeded"). After any error but a server error (READONLY excepted) the
-//   connection is closed, not reused.
+//   deadline exceeded"), never a cancel (a cancelled context, context.h, ends the pool wait and
+//   the backoff sleep with "context canceled"; an attempt whose context is already done fails
+//   at once, as waitTurn does, before any turn is taken; a read in flight goes on). After any error
+//   but a server error (READONLY excepted) the connection is closed, not reused.
 // - pipeline (Pipeline.Exec): all commands in one write, replies read with ReadTimeout; the
 //   whole pipeline is resent on a retryable failure (so an INCR in it may count twice).
 // - tx_pipeline (TxPipeline.Exec): MULTI, the commands, EXEC in one write. A nil EXEC reply
@@ -46,6 +48,7 @@
 #include <vector>
 
 #include "sim/client/conn.h"
+#include "sim/client/context.h"
 #include "sim/client/errors.h"
 #include "sim/client/options.h"
 #include "sim/client/pool.h"
@@ -59,9 +62,20 @@ namespace redlab::client {
 
 // context.Context, the parts that matter here.
 struct Context {
-  TimeUs deadline_us = kTimeNeverUs;  // context.WithDeadline; never = context.Background()
-  int64_t step = -1;                  // trace identity: which step of the actor's script
+  // The earliest deadline that bounds the call: its own and, with `state`, that context's
+  // (ContextState::deadline_us()). Never = no deadline.
+  TimeUs deadline_us = kTimeNeverUs;
+  int64_t step = -1;  // trace identity: which step of the actor's script
   std::string actor;  // trace identity: the goroutine's actor (empty: the process' name)
+  // The Go context the call was given, when it can be cancelled (context.h); nullptr: only
+  // deadline_us (context.Background(), or WithDeadline of it).
+  std::shared_ptr<ContextState> state = nullptr;
+  // ctx.Err() at now_us: None, Canceled or ContextDeadline.
+  ErrorKind err(TimeUs now_us) const {
+    ErrorKind e = state ? state->err(now_us) : ErrorKind::None;
+    if (e == ErrorKind::None && deadline_us <= now_us) return ErrorKind::ContextDeadline;
+    return e;
+  }
 };
 
 struct Result {
@@ -69,6 +83,10 @@ struct Result {
   Error error;
   bool ok() const { return error.ok(); }
 };
+
+// How a program would tell the result apart (the trace's result_class): "ok" (err == nil),
+// "nil" (err == redis.Nil: a nil reply), or the error class (errors.h error_class()).
+const char* result_class(const Result& r);
 
 struct PipelineResult {
   std::vector<Result> results;  // one per command, in order
@@ -163,6 +181,9 @@ class Client {
   void attempt(std::shared_ptr<Call> call);
   void on_conn(std::shared_ptr<Call> call, Pool::ConnPtr conn);
   void finish(std::shared_ptr<Call> call, PipelineResult result);
+  // internal.Sleep(ctx, d): done(none) after delay_us, or done(the context's error) when the
+  // context ends first (its deadline, a cancel; at once if it already has).
+  void sleep_ctx(const Context& ctx, TimeUs delay_us, std::function<void(Error)> done);
   // The read deadline of an exchange started now (redis.go cmdTimeout + pool.Conn.deadline).
   TimeUs read_deadline_us(const Context& ctx, TimeUs timeout_us) const;
   // One write + read on conn. done(results, attempt_error).

@@ -31,6 +31,8 @@ Error Error::make(ErrorKind kind) {
       return Error{kind, std::string(kEofText)};
     case ErrorKind::ContextDeadline:
       return Error{kind, std::string(kContextDeadlineText)};
+    case ErrorKind::Canceled:
+      return Error{kind, std::string(kCanceledText)};
     case ErrorKind::TxFailed:
       return Error{kind, std::string(kTxFailedText)};
     case ErrorKind::Closed:
@@ -46,7 +48,8 @@ bool should_retry(const Error& error, bool retry_timeout, const Options& options
     case ErrorKind::Eof:
       return true;
     case ErrorKind::ContextDeadline:
-      return false;
+    case ErrorKind::Canceled:
+      return false;  // shouldRetry: `case nil, context.Canceled, context.DeadlineExceeded`
     case ErrorKind::PoolTimeout:
       return options.retry_pool_timeout;  // "connection pool timeout, increase retries" #3289
     case ErrorKind::DialTimeout:
@@ -103,6 +106,8 @@ const char* error_class(ErrorKind kind) {
       return "eof";
     case ErrorKind::ContextDeadline:
       return "context_deadline";
+    case ErrorKind::Canceled:
+      return "context_canceled";
     case ErrorKind::TxFailed:
       return "tx_failed";
     case ErrorKind::Closed:

@@ -5,7 +5,7 @@
 //   "redis: connection pool timeout", "redis: transaction failed", "EOF",
 //   "i/o timeout" (a read deadline: net.Error with Timeout() true; Go prints
 //   "read tcp a->b: i/o timeout", shortened here), "dial tcp: i/o timeout",
-//   "dial tcp: connect: connection refused", "context deadline exceeded",
+//   "dial tcp: connect: connection refused", "context deadline exceeded", "context canceled",
 //   "redis: client is closed".
 // A server error reply (Kind::Server) carries Redis' own text ("NOSCRIPT ...", "LOADING ...").
 #pragma once
@@ -28,6 +28,7 @@ enum class ErrorKind : uint8_t {
   ReadTimeout,      // the read deadline passed (i/o timeout)
   Eof,              // the peer closed the connection
   ContextDeadline,  // the call's own deadline passed
+  Canceled,         // the call's context was cancelled (context.Canceled)
   TxFailed,         // EXEC answered nil: a watched key changed
   Closed,           // the client (or the pubsub) was closed
 };
@@ -50,6 +51,7 @@ inline constexpr std::string_view kReadTimeoutText = "i/o timeout";
 inline constexpr std::string_view kDialTimeoutText = "dial tcp: i/o timeout";
 inline constexpr std::string_view kRefusedText = "dial tcp: connect: connection refused";
 inline constexpr std::string_view kContextDeadlineText = "context deadline exceeded";
+inline constexpr std::string_view kCanceledText = "context canceled";  // Go's context.Canceled
 inline constexpr std::string_view kClosedText = "redis: client is closed";
 
 struct Options;
@@ -59,8 +61,8 @@ struct Options;
 // is true) only when retry_timeout before v9.22 (a getConn failure passes false), always
 // from then on (PRs #3787, #3810); a read timeout only when retry_timeout (non-blocking
 // commands: _process sets retryTimeout unless the command has its own read timeout);
-// context errors never; server errors only for LOADING, READONLY, CLUSTERDOWN, TRYAGAIN,
-// max-clients, MASTERDOWN (from v9.8, PR #3164) and NOREPLICAS (v9.22).
+// context errors (deadline, cancel) never; server errors only for LOADING, READONLY, CLUSTERDOWN,
+// TRYAGAIN, max-clients, MASTERDOWN (from v9.8, PR #3164) and NOREPLICAS (v9.22).
 bool should_retry(const Error& error, bool retry_timeout, const Options& options);
 
 // isBadConn(err, allowTimeout=false): after this error the connection is closed, not put
@@ -68,7 +70,8 @@ bool should_retry(const Error& error, bool retry_timeout, const Options& options
 bool is_bad_conn(const Error& error);
 
 // The trace's error_class of an error (docs/trace-format.md): "server", "pool_timeout",
-// "dial_timeout", "refused", "read_timeout", "eof", "context_deadline", "tx_failed", "closed".
+// "dial_timeout", "refused", "read_timeout", "eof", "context_deadline", "context_canceled",
+// "tx_failed", "closed".
 const char* error_class(ErrorKind kind);
 
 // The error of a reply: Server for an error reply, None otherwise.

@@ -66,10 +66,13 @@ TraceEvent Pool::stats_event(const char* kind, const PoolStats& s) const {
   return e;  // returned in place (a `return std::move(e).with(...)` chain moved it once more)
 }
 
-void Pool::get(TimeUs deadline_us, TraceTag tag, GetDone done) {
+void Pool::get(TimeUs deadline_us, TraceTag tag, GetDone done,
+               std::shared_ptr<ContextState> cancel) {
   TimeUs now = process_.now_us();
   if (closed_) return done(nullptr, Error::make(ErrorKind::Closed));
   if (deadline_us <= now) return done(nullptr, Error::make(ErrorKind::ContextDeadline));
+  if (cancel && cancel->err(now) != ErrorKind::None)
+    return done(nullptr, Error::make(cancel->err(now)));
   if (turns_used_ < options_.pool_size) {
     turns_used_++;
     return got_turn(deadline_us, tag, std::move(done));
@@ -87,27 +90,16 @@ void Pool::get(TimeUs deadline_us, TraceTag tag, GetDone done) {
   w.timer = process_.after(wake - now, [this, id, pool_timeout_first, alive] {
     auto a = alive.lock();
     if (!a || !*a) return;
-    auto it = std::find_if(waiters_.begin(), waiters_.end(),
-                           [id](const Waiter& x) { return x.id == id; });
-    if (it == waiters_.end()) return;
-    Waiter gone = std::move(*it);
-    waiters_.erase(it);
-    ErrorKind kind = pool_timeout_first ? ErrorKind::PoolTimeout : ErrorKind::ContextDeadline;
-    if (pool_timeout_first) counters_.timeouts++;
-    if (tracer_.on()) {
-      TraceEvent e =
-          tracer_.make(pool_timeout_first ? "pool_timeout" : "pool_wait_deadline", -1,
-                       gone.tag.step, gone.tag.attempt,
-                       std::string(pool_timeout_first ? kPoolTimeoutText : kContextDeadlineText),
-                       gone.tag.actor);
-      e.ends = gone.span;
-      tracer_.emit(std::move(e)
-                       .with(F::error, Error::make(kind).text)
-                       .with(F::error_class, error_class(kind))
-                       .with(F::duration_us, options_.pool_timeout_us));
-    }
-    if (pool_timeout_first) stats_changed();
-    gone.done(nullptr, Error::make(kind));
+    wait_ended(id, pool_timeout_first ? ErrorKind::PoolTimeout : ErrorKind::ContextDeadline);
+  });
+  // A cancel comes from another goroutine's step: the waiter leaves on its own process.
+  w.cancel = ContextState::on_cancel(cancel, [this, id, alive] {
+    auto a = alive.lock();
+    if (!a || !*a) return;
+    process_.after(0, [this, id, alive] {
+      auto a2 = alive.lock();
+      if (a2 && *a2) wait_ended(id, ErrorKind::Canceled);
+    });
   });
   if (tracer_.on()) {
     w.span = tracer_.new_span();
@@ -123,6 +115,30 @@ void Pool::get(TimeUs deadline_us, TraceTag tag, GetDone done) {
   }
   // The waiter keeps its own deadline for when it gets the turn.
   waiters_.push_back(std::move(w));
+}
+
+void Pool::wait_ended(uint64_t id, ErrorKind kind) {
+  auto it =
+      std::find_if(waiters_.begin(), waiters_.end(), [id](const Waiter& x) { return x.id == id; });
+  if (it == waiters_.end()) return;  // it got its turn meanwhile
+  Waiter gone = std::move(*it);
+  waiters_.erase(it);
+  if (kind == ErrorKind::Canceled && gone.timer) process_.cancel(gone.timer);  // still set
+  bool pool_timeout = kind == ErrorKind::PoolTimeout;
+  if (pool_timeout) counters_.timeouts++;
+  if (tracer_.on()) {
+    // pool_wait_deadline: the call's context ended the wait (error_class says how).
+    TraceEvent e =
+        tracer_.make(pool_timeout ? "pool_timeout" : "pool_wait_deadline", -1, gone.tag.step,
+                     gone.tag.attempt, Error::make(kind).text, gone.tag.actor);
+    e.ends = gone.span;
+    tracer_.emit(std::move(e)
+                     .with(F::error, Error::make(kind).text)
+                     .with(F::error_class, error_class(kind))
+                     .with(F::duration_us, options_.pool_timeout_us));
+  }
+  if (pool_timeout) stats_changed();
+  gone.done(nullptr, Error::make(kind));
 }
 
 void Pool::got_turn(TimeUs deadline_us, TraceTag tag, GetDone done, int64_t wait_span) {

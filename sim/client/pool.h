@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "sim/client/conn.h"
+#include "sim/client/context.h"
 #include "sim/client/options.h"
 #include "sim/client/tracer.h"
 
@@ -71,8 +72,11 @@ class Pool {
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
 
-  // pool.Get: a connection within PoolTimeout and before deadline_us (kTimeNeverUs = none).
-  void get(TimeUs deadline_us, TraceTag tag, GetDone done);
+  // pool.Get: a connection within PoolTimeout and before deadline_us (kTimeNeverUs = none);
+  // a wait for a turn also ends when `cancel` (the call's context, if it can be cancelled) is
+  // cancelled: "context canceled" (waitTurn's ctx.Done()).
+  void get(TimeUs deadline_us, TraceTag tag, GetDone done,
+           std::shared_ptr<ContextState> cancel = nullptr);
   // pool.Put: back to the idle list (a connection that saw EOF is removed instead).
   void put(const ConnPtr& conn);
   // pool.Remove: close it and give the turn back.
@@ -99,8 +103,11 @@ class Pool {
     TimeUs deadline_us = kTimeNeverUs;  // the caller's own deadline, kept for its turn
     GetDone done;
     net::Process::TimerId timer = 0;
-    int64_t span = 0;  // pool_wait .. the end of the wait, in the trace
+    int64_t span = 0;                   // pool_wait .. the end of the wait, in the trace
+    ContextState::Subscription cancel;  // its context's cancel ends the wait
   };
+  // A waiter leaves the queue without a turn: its PoolTimeout, its deadline or its cancel.
+  void wait_ended(uint64_t id, ErrorKind kind);
   // wait_span: the span of the caller's pool_wait, ended here (0: it did not wait).
   void got_turn(TimeUs deadline_us, TraceTag tag, GetDone done, int64_t wait_span = 0);
   void free_turn();

@@ -98,7 +98,9 @@ inline constexpr int64_t kTraceVersion = 2;
   X(who, List, "the actors a violation is about")                                              \
   X(note, Int, "a narration note's index in the scenario")                                     \
   X(texts, List, "a narration note in English, Russian and Czech (the run's own is `text`)")   \
-  X(source, Str, "where a server event comes from: the fake server, or what clients observed")
+  X(source, Str, "where a server event comes from: the fake server, or what clients observed") \
+  X(result_class, Str, "a call's result: ok, nil (redis.Nil) or its error class")              \
+  X(context, Str, "a Go context, by the name the scenario's steps give it")
 
 enum class F : uint8_t {
 #define REDLAB_FIELD_ENUM(name, type, doc) name,

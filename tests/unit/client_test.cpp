@@ -538,6 +538,142 @@ TEST_F(ClientTest, PoolWaitEndsAtTheContextDeadline) {
   EXPECT_EQ(c.pool_stats().timeouts, 0u);
 }
 
+// ---------------------------------------------------------------------------------------
+// Go contexts: cancellation (context.h)
+// ---------------------------------------------------------------------------------------
+
+TEST(ContextStateTest, ChildrenEndWithTheirParentAndErrKeepsTheFirstCause) {
+  auto root = ContextState::derive(nullptr, kTimeNeverUs);      // WithCancel(Background())
+  auto child = ContextState::derive(root, ms_to_us(500));       // WithTimeout(root, 500 ms)
+  auto detached = ContextState::derive(nullptr, kTimeNeverUs);  // WithoutCancel(root)
+  EXPECT_EQ(child->deadline_us(), ms_to_us(500));
+  EXPECT_EQ(root->err(ms_to_us(100)), ErrorKind::None);
+  EXPECT_EQ(child->err(ms_to_us(500)), ErrorKind::ContextDeadline);
+  int fired = 0;
+  auto sub = ContextState::on_cancel(child, [&fired] { fired++; });
+  auto gone = ContextState::on_cancel(child, [&fired] { fired += 100; });
+  gone.reset();  // unsubscribed: never runs
+  root->cancel(ms_to_us(100));
+  EXPECT_EQ(fired, 1);  // the root's cancel ends its child's waits
+  EXPECT_EQ(root->err(ms_to_us(100)), ErrorKind::Canceled);
+  EXPECT_EQ(child->err(ms_to_us(100)), ErrorKind::Canceled);
+  EXPECT_EQ(child->err(ms_to_us(900)), ErrorKind::Canceled);  // the cancel came first
+  EXPECT_EQ(detached->err(ms_to_us(900)), ErrorKind::None);
+  root->cancel(ms_to_us(200));  // a second cancel changes nothing and fires nothing
+  EXPECT_EQ(fired, 1);
+  // A cancel after the deadline: Err() keeps context deadline exceeded.
+  auto timed = ContextState::derive(nullptr, ms_to_us(50));
+  timed->cancel(ms_to_us(60));
+  EXPECT_EQ(timed->err(ms_to_us(60)), ErrorKind::ContextDeadline);
+  EXPECT_EQ(Error::make(ErrorKind::Canceled).text, "context canceled");
+  EXPECT_STREQ(error_class(ErrorKind::Canceled), "context_canceled");
+  EXPECT_FALSE(should_retry(Error::make(ErrorKind::Canceled), true, Options::go_redis_v9_22()));
+}
+
+// waitTurn: a context already done fails the call at once, before it takes a turn, even with
+// every connection free; nothing is sent, nothing is retried.
+TEST_F(ClientTest, ACancelledContextFailsBeforeTakingAPoolTurn) {
+  Client& c = make_client("app");
+  auto ctx = ContextState::derive(nullptr, kTimeNeverUs);
+  scheduler.schedule_at(ms_to_us(1), [&] { ctx->cancel(scheduler.now_us()); });
+  std::optional<Outcome> get;
+  Context call{kTimeNeverUs, 3, {}};
+  call.state = ctx;
+  command_at(ms_to_us(2), c, {"GET", "k"}, get, call);
+  scheduler.run_all();
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->at_us, ms_to_us(2));
+  EXPECT_EQ(get->result.error.kind, ErrorKind::Canceled);
+  EXPECT_EQ(get->result.error.text, "context canceled");
+  EXPECT_TRUE(events("command", "app", 3).empty());
+  EXPECT_TRUE(events("dial", "app", 3).empty());
+  ASSERT_EQ(events("result", "app", 3).size(), 1u);
+  EXPECT_EQ(events("result", "app", 3)[0].str_or(F::result_class), "context_canceled");
+  EXPECT_EQ(c.pool_stats().misses, 0u);
+}
+
+// waitTurn's select on ctx.Done(): a cancel ends a wait for a turn at once (not a pool timeout).
+TEST_F(ClientTest, ACancelEndsAPoolWait) {
+  Options o = Options::go_redis_v9();
+  o.pool_size = 1;
+  Client& c = make_client("app", o);
+  auto ctx = ContextState::derive(nullptr, kTimeNeverUs);
+  std::optional<Outcome> blpop, get;
+  command_at(0, c, {"BLPOP", "queue", "0"}, blpop);
+  Context call{kTimeNeverUs, 2, {}};
+  call.state = ctx;
+  command_at(ms_to_us(1), c, {"GET", "k"}, get, call);
+  scheduler.schedule_at(ms_to_us(50), [&] { ctx->cancel(scheduler.now_us()); });
+  scheduler.run_until(seconds_to_us(10));
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->at_us, ms_to_us(50));
+  EXPECT_EQ(get->result.error.kind, ErrorKind::Canceled);
+  auto ended = events("pool_wait_deadline", "app", 2);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].str_or(F::error_class), "context_canceled");
+  EXPECT_EQ(c.pool_stats().timeouts, 0u);
+  EXPECT_EQ(c.pool().waiters(), 0u);
+}
+
+// A cancel never ends a read in flight, even with ContextTimeoutEnabled (pool.Conn.deadline
+// takes only ctx.Deadline()): the read waits for its ReadTimeout; the retry's backoff then
+// finds the context done and the call ends with context canceled, without another attempt.
+TEST_F(StalledServerTest, ACancelDoesNotEndAReadButEndsTheNextBackoff) {
+  Options o = Options::go_redis_v9();
+  o.context_timeout_enabled = true;
+  o.min_retry_backoff_us = o.max_retry_backoff_us = ms_to_us(8);
+  Client& c = make_client("app", o);
+  warm_then_stall({&c});
+  auto ctx = ContextState::derive(nullptr, kTimeNeverUs);
+  std::optional<Outcome> incr;
+  TimeUs t = ms_to_us(2);
+  Context call{kTimeNeverUs, 5, {}};
+  call.state = ctx;
+  command_at(t, c, {"INCR", "n"}, incr, call);
+  scheduler.schedule_at(ms_to_us(100), [&] { ctx->cancel(scheduler.now_us()); });
+  scheduler.run_until(seconds_to_us(30));
+  ASSERT_TRUE(incr);
+  EXPECT_EQ(incr->at_us, t + seconds_to_us(3));
+  EXPECT_EQ(incr->result.error.kind, ErrorKind::Canceled);
+  EXPECT_EQ(events("read_timeout", "app", 5).size(), 1u);
+  EXPECT_EQ(events("command", "app", 5).size(), 1u);  // no second attempt
+}
+
+// internal.Sleep(ctx, backoff): a cancel in the middle of a backoff ends it there.
+TEST_F(StalledServerTest, ACancelEndsABackoffInTheMiddle) {
+  Options o = Options::go_redis_v9();
+  o.min_retry_backoff_us = o.max_retry_backoff_us = ms_to_us(8);
+  Client& c = make_client("app", o);
+  warm_then_stall({&c});
+  auto ctx = ContextState::derive(nullptr, kTimeNeverUs);
+  std::optional<Outcome> incr;
+  TimeUs t = ms_to_us(2);
+  Context call{kTimeNeverUs, 5, {}};
+  call.state = ctx;
+  command_at(t, c, {"INCR", "n"}, incr, call);
+  TimeUs cancel_at = t + seconds_to_us(3) + ms_to_us(4);
+  scheduler.schedule_at(cancel_at, [&] { ctx->cancel(scheduler.now_us()); });
+  scheduler.run_until(seconds_to_us(30));
+  ASSERT_TRUE(incr);
+  EXPECT_EQ(incr->at_us, cancel_at);
+  EXPECT_EQ(incr->result.error.kind, ErrorKind::Canceled);
+  EXPECT_EQ(events("backoff", "app", 5).size(), 1u);
+  EXPECT_EQ(events("command", "app", 5).size(), 1u);
+}
+
+TEST_F(ClientTest, ResultClassTellsANilFromAnError) {
+  Client& c = make_client("app");
+  std::optional<Outcome> miss, hit;
+  command_at(0, c, {"GET", "absent"}, miss, Context{kTimeNeverUs, 1, {}});
+  command_at(ms_to_us(10), c, {"INCR", "n"}, hit, Context{kTimeNeverUs, 2, {}});
+  scheduler.run_all();
+  ASSERT_TRUE(miss && hit);
+  EXPECT_STREQ(result_class(miss->result), "nil");
+  EXPECT_STREQ(result_class(hit->result), "ok");
+  EXPECT_EQ(events("result", "app", 1)[0].str_or(F::result_class), "nil");
+  EXPECT_EQ(events("result", "app", 2)[0].str_or(F::result_class), "ok");
+}
+
 TEST_F(ClientTest, BlockingCommandHoldsItsConnectionUntilServed) {
   Options o = Options::go_redis_v9();
   o.pool_size = 1;
