@@ -79,6 +79,8 @@ const KindEntry kKinds[] = {
     {"subscribe_failed", {"subscribe failed", "подписка не удалась", "odběr selhal"}},
     {"consume_error", {"stream read failed", "чтение потока не удалось", "čtení proudu selhalo"}},
     {"stream_message", {"stream entry received", "получена запись потока", "přijat záznam proudu"}},
+    {"context", {"context made", "создан контекст", "vytvořen kontext"}},
+    {"context_cancel", {"context cancelled", "контекст отменён", "kontext zrušen"}},
     // Client calls and the pool.
     {"call", {"call", "вызов", "volání"}},
     {"command", {"command sent", "команда отправлена", "příkaz odeslán"}},
@@ -95,7 +97,7 @@ const KindEntry kKinds[] = {
     {"pool_miss", {"pool empty: a new connection", "пул пуст: новое соединение", "pool prázdný: nové spojení"}},
     {"pool_wait", {"waits for a connection", "ждёт соединения", "čeká na spojení"}},
     {"pool_timeout", {"pool timeout", "тайм-аут пула", "časový limit poolu"}},
-    {"pool_wait_deadline", {"pool wait ended by the deadline", "ожидание пула прервано дедлайном", "čekání na pool ukončila lhůta"}},
+    {"pool_wait_deadline", {"pool wait ended by the context (deadline or cancel)", "ожидание пула прервано контекстом (дедлайн или отмена)", "čekání na pool ukončil kontext (lhůta nebo zrušení)"}},
     {"dial", {"connects", "подключается", "připojuje se"}},
     {"dial_ok", {"connected", "подключено", "připojeno"}},
     {"dial_timeout", {"dial timeout", "тайм-аут подключения", "časový limit připojení"}},
@@ -134,6 +136,7 @@ const KindEntry kKinds[] = {
     {"key_set", {"key written", "ключ записан", "klíč zapsán"}},
     {"key_del", {"key deleted", "ключ удалён", "klíč smazán"}},
     {"key_expired", {"key expired", "ключ истёк", "klíč vypršel"}},
+    {"key_final", {"key's value at the end of the run", "значение ключа в конце прогона", "hodnota klíče na konci běhu"}},
     {"blocked", {"client blocked", "клиент заблокирован", "klient zablokován"}},
     {"unblocked", {"client woken", "клиент разблокирован", "klient odblokován"}},
     {"script_start", {"long script starts", "долгий скрипт начался", "dlouhý skript začal"}},
@@ -189,6 +192,14 @@ const ValueEntry kValues[] = {
     {F::error_class, "read_timeout", {"read timeout", "тайм-аут чтения", "časový limit čtení"}},
     {F::error_class, "eof", {"connection closed", "соединение закрыто", "spojení zavřeno"}},
     {F::error_class, "context_deadline", {"context deadline", "дедлайн контекста", "lhůta kontextu"}},
+    {F::error_class, "context_canceled", {"context cancelled", "контекст отменён", "kontext zrušen"}},
+    {F::result_class, "ok", {"success (err == nil)", "успех (err == nil)", "úspěch (err == nil)"}},
+    {F::result_class, "nil", {"redis.Nil: no such key or value", "redis.Nil: нет такого ключа или значения", "redis.Nil: takový klíč nebo hodnota není"}},
+    {F::result_class, "read_timeout", {"read timeout", "тайм-аут чтения", "časový limit čtení"}},
+    {F::result_class, "context_canceled", {"context cancelled", "контекст отменён", "kontext zrušen"}},
+    {F::result_class, "context_deadline", {"context deadline", "дедлайн контекста", "lhůta kontextu"}},
+    {F::result_class, "server", {"an error reply", "ответ-ошибка", "chybová odpověď"}},
+    {F::source, "server", {"the server's answer after the run", "ответ сервера после прогона", "odpověď serveru po běhu"}},
     {F::error_class, "tx_failed", {"transaction failed", "транзакция не удалась", "transakce selhala"}},
     {F::error_class, "closed", {"client closed", "клиент закрыт", "klient zavřen"}},
 };
@@ -332,6 +343,10 @@ const char* field_words(F field, Lang lang) {
       return pick({"in every language", "на всех языках", "ve všech jazycích"});
     case F::source:
       return pick({"source", "источник", "zdroj"});
+    case F::result_class:
+      return pick({"result class", "вид результата", "druh výsledku"});
+    case F::context:
+      return pick({"context", "контекст", "kontext"});
     case F::count_:
       break;
   }

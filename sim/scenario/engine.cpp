@@ -142,6 +142,7 @@ RunResult Engine::run_world() {
                     std::to_string(at.pos.column) + ": " + (at.path.empty() ? "" : at.path + ": ") +
                     text;
   }
+  record_final_keys();
   for (auto& a : actors_) close_holds(*a, "run ended");
   put(TraceEvent{scheduler_.now_us(), "run_end", "", -1, -1, -1, ""}.with(
       F::count, static_cast<int64_t>(r.events_run)));

@@ -259,8 +259,13 @@ class Engine {
     put(std::move(e));
   }
   client::Context ctx(ActorRt& a, const Step& s, TimeUs deadline_us = kTimeNeverUs) const {
-    return client::Context{deadline_us, step_ids_.at(&s), a.name};
+    client::Context c{deadline_us, step_ids_.at(&s), a.name, nullptr};
+    if (s.t("context")) use_context(a, s, c);
+    return c;
   }
+  // The step's `context` (a Go context a `context` step made): its state and deadline on c
+  // (steps/context.cpp); a run error if no context has that name.
+  void use_context(ActorRt& a, const Step& s, client::Context& c) const;
   // A continuation that runs only if the actor has not abandoned since it was made. Templates
   // over the continuation, so the guard and what it guards become one closure (one
   // std::function, one allocation, where the callee takes it) instead of one inside another.
@@ -376,6 +381,9 @@ class Engine {
   void narrate(const std::string& text, const std::vector<std::string>& texts, int64_t index);
   void on_trace_event(const TraceEvent& e);
   void evaluate_checks();
+  // The key_final event of each key a key_final check names: the server's own value when the
+  // run ends (checks/keys.cpp), written before the servers go.
+  void record_final_keys();
 
   // ---------------------------------------------------------------------------------
   // The world
@@ -396,6 +404,10 @@ class Engine {
   net::Fabric* fabric_ = nullptr;
   std::map<std::string, client::Script> scripts_;
   std::map<std::string, ResourceRt> resources_;
+  // The Go contexts `context` steps made, by name (steps/context.cpp). One namespace for the
+  // run, as one Go program's variables are for its goroutines: an HTTP handler's request
+  // context, used by the goroutine it started (another actor on the same shared client).
+  std::map<std::string, std::shared_ptr<client::ContextState>, std::less<>> contexts_;
   std::map<std::string, std::unique_ptr<ClientRt>> shared_clients_;
   std::vector<std::unique_ptr<ClientRt>> own_clients_;
   // Crashed clients: kept until the run ends, since the network and the scheduler may still

@@ -137,8 +137,9 @@ constexpr int64_t kUsMax = kMsMax * 1000;  // the same for network.latency_us, j
 constexpr const char* kNetLane = "net";
 
 // Names every expression may use besides parameters, variants and saved variables.
-const std::set<std::string> kBuiltinVars = {"i",     "n",        "actor", "token",    "fence",
-                                            "reply", "attempts", "seed",  "entry_id", "entry"};
+const std::set<std::string> kBuiltinVars = {"i",        "n",     "actor",       "token",
+                                            "fence",    "reply", "attempts",    "seed",
+                                            "entry_id", "entry", "result_class"};
 
 class Loader {
  public:

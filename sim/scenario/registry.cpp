@@ -25,6 +25,8 @@ extern const CheckKind batch_not_interleaved_check, batch_round_trips_check,
 extern const CheckKind dials_within_check;
 // Issue 13, streams-consumer-crash and idempotency-key-crash.
 extern const CheckKind processed_once_check, final_value_check;
+// Issue 13 item 7: retry-double-incr, background-context-canceled.
+extern const CheckKind key_final_check;
 }  // namespace checks
 
 namespace steps {
@@ -35,6 +37,7 @@ extern const StepKind command_step, pipeline_step, tx_step, sleep_step, work_ste
     set_step;
 // Issue 13, several servers: Redlock (steps/redlock.cpp).
 extern const StepKind redlock_acquire_step, redlock_release_step;
+extern const StepKind context_step, cancel_step;  // Issue 13 item 6: Go contexts
 }  // namespace steps
 
 std::span<const StepKind* const> step_kinds() {
@@ -64,6 +67,8 @@ std::span<const StepKind* const> step_kinds() {
       &steps::if_step,
       &steps::note_step,
       &steps::set_step,
+      &steps::context_step,
+      &steps::cancel_step,
   };
   return kAll;
 }
@@ -118,6 +123,8 @@ std::span<const CheckKind* const> check_kinds() {
       // Issue 13, streams-consumer-crash and idempotency-key-crash.
       &checks::processed_once_check,
       &checks::final_value_check,
+      // Issue 13 item 7: retry-double-incr, background-context-canceled.
+      &checks::key_final_check,
   };
   return kAll;
 }

@@ -25,6 +25,7 @@ void run_command(Engine& eng, ActorRt& a, const Step& s, Next k) {
   eng.client_on(a, s.nm("server"))
       .do_command(eng.ctx(a, s, deadline), argv, eng.guard1<Result>(a, [&eng, p, &s, k](Result r) {
         eng.save(*p, s, reply_text(r));
+        p->vars["result_class"] = client::result_class(r);
         eng.record(*p, s, succeeded(r));
         k();
       }));
@@ -39,6 +40,7 @@ void run_pipeline(Engine& eng, ActorRt& a, const Step& s, Next k) {
     std::string text =
         r.error.ok() ? (r.results.empty() ? "" : reply_text(r.results.back())) : r.error.text;
     eng.save(*p, s, text);
+    p->vars["result_class"] = r.error.ok() ? "ok" : client::error_class(r.error.kind);
     eng.record(*p, s, r.error.ok());
     k();
   });
@@ -55,6 +57,7 @@ void run_eval(Engine& eng, ActorRt& a, const Step& s, Next k) {
                        eng.step_list(a, s, "args"),
                        eng.guard1<Result>(a, [&eng, p, &s, k](Result r) {
                          eng.save(*p, s, reply_text(r));
+                         p->vars["result_class"] = client::result_class(r);
                          eng.record(*p, s, succeeded(r));
                          k();
                        }));
@@ -74,23 +77,30 @@ constexpr FieldSpec kCommand[] = {
     {.key = "cmd", .type = FieldType::CommandLine, .absent = "one of `cmd`/`args`"},
     {.key = "args", .type = FieldType::List, .absent = "one of `cmd`/`args`"},
     {.key = "deadline_ms", .type = FieldType::Duration, .unit = "ms", .absent = "none"},
+    {.key = "context", .type = FieldType::Text, .absent = "context.Background()"},
     {.key = "record", .type = FieldType::Text},
     {.key = "server", .type = FieldType::Server, .absent = "the actor's client's server"}};
-constexpr FieldSpec kPipeline[] = {{.key = "cmds",
-                                    .type = FieldType::Commands,
-                                    .required = true,
-                                    .absent = "non-empty",
-                                    .non_empty = true}};
-constexpr FieldSpec kTx[] = {{.key = "cmds",
-                              .type = FieldType::Commands,
-                              .required = true,
-                              .absent = "non-empty",
-                              .non_empty = true},
-                             {.key = "record", .type = FieldType::Text}};
-constexpr FieldSpec kEval[] = {{.key = "script", .type = FieldType::Script, .required = true},
-                               {.key = "keys", .type = FieldType::List, .absent = "`[]`"},
-                               {.key = "args", .type = FieldType::List, .absent = "`[]`"},
-                               {.key = "record", .type = FieldType::Text}};
+constexpr FieldSpec kPipeline[] = {
+    {.key = "cmds",
+     .type = FieldType::Commands,
+     .required = true,
+     .absent = "non-empty",
+     .non_empty = true},
+    {.key = "context", .type = FieldType::Text, .absent = "context.Background()"}};
+constexpr FieldSpec kTx[] = {
+    {.key = "cmds",
+     .type = FieldType::Commands,
+     .required = true,
+     .absent = "non-empty",
+     .non_empty = true},
+    {.key = "context", .type = FieldType::Text, .absent = "context.Background()"},
+    {.key = "record", .type = FieldType::Text}};
+constexpr FieldSpec kEval[] = {
+    {.key = "script", .type = FieldType::Script, .required = true},
+    {.key = "keys", .type = FieldType::List, .absent = "`[]`"},
+    {.key = "args", .type = FieldType::List, .absent = "`[]`"},
+    {.key = "context", .type = FieldType::Text, .absent = "context.Background()"},
+    {.key = "record", .type = FieldType::Text}};
 
 }  // namespace
 

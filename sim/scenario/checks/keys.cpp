@@ -1,0 +1,109 @@
+// key_final: the value a key holds when the run ends, as the server itself says it.
+//
+// A counter that a retried INCR moved twice, or that a cancelled goroutine never moved, is a
+// fact about the server's keyspace at the end, not about any client's belief. The engine
+// writes that fact into the trace before the checks run (Engine::record_final_keys, below):
+// a `key_final` event per key a key_final check names, from the fake server's own keyspace,
+// or on a real server from TYPE and GET sent on redlab's own connection after the actors ended
+// (outside every client, so no retry or timeout of the model is in between). The check reads
+// only that event's typed fields.
+#include "sim/fake/util.h"
+#include "sim/scenario/checks/common.h"
+#include "sim/scenario/engine_impl.h"
+
+namespace redlab::scenario {
+
+namespace checks {
+namespace {
+
+CheckResult key_final(const CheckArgs& args, const TraceIndex& ix) {
+  std::string key = arg(args, "key");
+  std::string server = arg(args, "server");
+  std::string want = arg(args, "equals");
+  const TraceEvent* final_event = nullptr;
+  for (size_t i : ix.of_kind("key_final")) {
+    const TraceEvent& e = ix.event(i);
+    if (e.str_or(F::key) != key) continue;
+    if (!server.empty() && e.str_or(F::server) != server) continue;
+    final_event = &e;
+  }
+  if (!final_event)
+    return not_judged("the run recorded no final value of " + key + " (it ended on an error?)");
+  const TraceEvent& e = *final_event;
+  bool present = e.has(F::type);
+  std::string have = present ? std::string(e.str_or(F::value)) : "";
+  std::string where = " (" + std::string(e.str_or(F::server)) + ", at the end of the run)";
+  CheckResult r;
+  if (!present) {
+    r.violations.push_back(Violation{
+        e.time_us, e.time_us, {}, key + " does not exist" + where + ", expected " + want});
+  } else if (e.str_or(F::type) != "string") {
+    r.violations.push_back(Violation{e.time_us,
+                                     e.time_us,
+                                     {},
+                                     key + " holds a " + std::string(e.str_or(F::type)) + where +
+                                         ", expected the string " + want});
+  } else if (have != want) {
+    r.violations.push_back(
+        Violation{e.time_us, e.time_us, {}, key + " = " + have + where + ", expected " + want});
+  }
+  finish(r, key + " = " + have + where + ", as expected");
+  return r;
+}
+
+constexpr FieldSpec kFields[] = {
+    {.key = "key", .type = FieldType::Text, .required = true},
+    {.key = "equals", .type = FieldType::Text, .required = true},
+    {.key = "server", .type = FieldType::Text, .absent = "the first server"}};
+
+}  // namespace
+
+extern const CheckKind key_final_check;
+const CheckKind key_final_check{
+    "key_final", kFields,
+    "the server's own keyspace when the run ends (the key_final event: the fake's record, or on "
+    "a real server TYPE and GET on redlab's own connection after the actors ended): `key` is a "
+    "string equal to `equals`",
+    key_final};
+
+}  // namespace checks
+
+void Engine::record_final_keys() {
+  for (const CheckDef& def : sc_.checks) {
+    if (def.check != "key_final") continue;
+    auto text = [&](const char* k) -> std::string {
+      auto it = def.args.find(k);
+      return it == def.args.end() ? std::string() : str(it->second, nullptr, def.where);
+    };
+    std::string key = text("key");
+    std::string server = text("server");
+    if (server.empty()) server = sc_.servers.front().name;
+    TraceEvent e{scheduler_.now_us(), "key_final", server, -1, -1, -1, ""};
+    e.with(F::server, server).with(F::key, key);
+    std::optional<KeyState> state;
+    if (auto keyspace = backend_->keyspace(server)) {
+      for (KeyState& k : *keyspace)
+        if (k.db == 0 && k.key == key) state = std::move(k);
+      e.with(F::source, "fake");
+    } else {
+      // A real server: its own answer, on redlab's connection (the key prefix is added there).
+      Reply type = backend_->admin(server, {"TYPE", key});
+      if (type.kind == Reply::Kind::Status && type.str != "none") {
+        KeyState k;
+        k.key = key;
+        k.type = type.str;
+        if (type.str == "string") {
+          Reply value = backend_->admin(server, {"GET", key});
+          if (value.kind == Reply::Kind::Bulk) k.value = fake::string_summary(value.str);
+        }
+        state = std::move(k);
+      }
+      e.with(F::source, "server");
+    }
+    e.text = state ? key + " = " + state->value : key + " does not exist";
+    if (state) e.with(F::type, state->type).with(F::value, state->value);
+    put(std::move(e));
+  }
+}
+
+}  // namespace redlab::scenario
