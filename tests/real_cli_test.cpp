@@ -255,6 +255,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kCombination
     {"multi-no-rollback", {"--variant", "error=bad-command", "--variant", "checkout=discard"}},
     // The process pause, which a real server can stage, with the database checking fences.
     {"redlock-clock-jump", {"--variant", "fault=pause", "--variant", "resource=checks-fence"}},
+    // MaxRetries -1: the INCR counts once, the program sees the i/o timeout.
+    {"retry-double-incr", {"--set", "max_retries=-1"}},
 };
 
 // Scenarios whose faults cannot be staged on a real server, and why. A real backend must refuse

@@ -418,6 +418,41 @@ std::vector<Case> cases() {
        {{"fault", "pause"}},
        {{"pause_ms", 1000}},
        {{"no_stale_write", true}}},
+      // retry-double-incr (issue 13 item 6): the retried INCR counts twice; MaxRetries -1 keeps
+      // the count but leaves an error; the script with its idempotency key does both.
+      {"retry-double-incr", {}, {}, {{"counted_once", false}, {"likes_confirmed", true}}},
+      {"retry-double-incr", {}, {{"max_retries", 0}}, {{"counted_once", false}}},
+      {"retry-double-incr",
+       {},
+       {{"max_retries", -1}},
+       {{"counted_once", true}, {"likes_confirmed", false}}},
+      {"retry-double-incr",
+       {{"op", "setnx-then-incr"}},
+       {},
+       {{"counted_once", false}, {"likes_confirmed", false}}},
+      {"retry-double-incr",
+       {{"op", "script"}},
+       {},
+       {{"counted_once", true}, {"likes_confirmed", true}}},
+      // background-context-canceled: the request's context (or a child of it) is cancelled
+      // before the mailer's INCR; a context from the root with room for the job is not.
+      {"background-context-canceled", {}, {}, {{"every_mail_counted", false}}},
+      {"background-context-canceled",
+       {{"ctx", "request-timeout"}},
+       {},
+       {{"every_mail_counted", false}}},
+      {"background-context-canceled",
+       {{"ctx", "without-cancel"}},
+       {},
+       {{"every_mail_counted", true}}},
+      {"background-context-canceled",
+       {{"ctx", "background-timeout"}},
+       {},
+       {{"every_mail_counted", true}}},
+      {"background-context-canceled",
+       {{"ctx", "background-timeout"}},
+       {{"bg_timeout_ms", 150}},
+       {{"every_mail_counted", false}}},
   };
 }
 
@@ -639,6 +674,73 @@ TEST(Scenarios, RedlockClockJumpTwoMajoritiesFromTheServersRecord) {
   EXPECT_NE(check(r, "mutual_exclusion").summary.find("A and B held lock:report together"),
             std::string::npos)
       << check(r, "mutual_exclusion").summary;
+}
+
+// retry-double-incr: evt_1042's INCR ran on the slowed connection before the ReadTimeout; its
+// reply did not come back in time; the retry on a new connection ran it again.
+TEST(Scenarios, RetryDoubleIncrTheTimedOutIncrRanAndTheRetryRanItAgain) {
+  RunResult r = run("retry-double-incr", 1);
+  TraceIndex ix(r.trace);
+  std::vector<TimeUs> incrs;  // the server's own record of likes:post:7
+  for (size_t i : ix.of_kind("key_set"))
+    if (ix.event(i).str_or(F::key) == "likes:post:7") incrs.push_back(ix.event(i).time_us);
+  ASSERT_EQ(incrs.size(), 3u);
+  size_t timeout = ix.of_kind("read_timeout").front();
+  EXPECT_EQ(ix.event(timeout).actor, "handler");
+  // The second INCR ran at 1.1 s + 330 ms, before the read timed out at 1.6 s; the third (the
+  // retry) after it.
+  EXPECT_GE(incrs[1], 1'430'000);
+  EXPECT_LT(incrs[1], ix.event(timeout).time_us);
+  EXPECT_GE(ix.event(timeout).time_us, 1'600'000);
+  EXPECT_GT(incrs[2], ix.event(timeout).time_us);
+  const TraceEvent& final_value = ix.event(ix.of_kind("key_final").front());
+  EXPECT_EQ(final_value.str_or(F::value), "3");
+  EXPECT_EQ(final_value.str_or(F::source), "fake");
+  EXPECT_NE(check(r, "counted_once").summary.find("likes:post:7 = 3"), std::string::npos)
+      << check(r, "counted_once").summary;
+  // With MaxRetries -1 the program sees the i/o timeout and its if on result_class notes it.
+  RunResult off = run("retry-double-incr", 1, {}, {{"max_retries", -1}});
+  EXPECT_EQ(count(off, "note", "handler"), 1u);
+  EXPECT_EQ(count(r, "note", "handler"), 0u);  // the retry answered: no timeout to see
+}
+
+// background-context-canceled: the mailer's GET during the request works; its INCR after the
+// handler's cancel fails with context canceled before it takes a connection, and is not retried.
+TEST(Scenarios, BackgroundContextCanceledTheCallFailsBeforeItTakesAConnection) {
+  RunResult r = run("background-context-canceled", 1, {}, {{"requests", 3}});
+  TraceIndex ix(r.trace);
+  size_t canceled = 0;
+  for (size_t i : ix.of_kind("result")) {
+    const TraceEvent& e = ix.event(i);
+    if (e.actor.rfind("mailer", 0) != 0) continue;
+    std::string_view cls = e.str_or(F::result_class);
+    if (cls == "context_canceled") {
+      canceled++;
+      EXPECT_EQ(e.str_or(F::error), "context canceled");
+      EXPECT_EQ(e.attempt, 0);  // never retried
+      // Nothing of that call reached the pool: no command, no pool event at its step.
+      for (size_t j = ix.begin_of(i); j < i; j++) {
+        const TraceEvent& x = ix.event(j);
+        if (x.actor == e.actor && x.step == e.step) {
+          EXPECT_EQ(x.kind, "call");
+        }
+      }
+    } else {
+      EXPECT_EQ(cls, "nil");  // GET template:welcome: a miss, during the request
+    }
+  }
+  EXPECT_EQ(canceled, 3u);
+  EXPECT_EQ(count(r, "context_cancel", "handler2"), 1u);
+  const TraceEvent& final_value = ix.event(ix.of_kind("key_final").front());
+  EXPECT_FALSE(final_value.has(F::value));  // no INCR emails:sent ever ran
+  // A timeout shorter than the job: context deadline exceeded, not canceled.
+  RunResult short_timeout = run("background-context-canceled", 1, {{"ctx", "background-timeout"}},
+                                {{"requests", 1}, {"bg_timeout_ms", 150}});
+  bool deadline = false;
+  for (const TraceEvent& e : short_timeout.trace.events())
+    if (e.kind == "result" && e.actor == "mailer")
+      deadline = deadline || e.str_or(F::error) == "context deadline exceeded";
+  EXPECT_TRUE(deadline);
 }
 
 // pubsub-slow-subscriber: PUBLISH counted the subscriber for the messages the server then
