@@ -145,6 +145,8 @@ const KindEntry kKinds[] = {
     {"busy_reply", {"BUSY reply", "ответ BUSY", "odpověď BUSY"}},
     {"script_killed", {"script killed", "скрипт прерван", "skript ukončen"}},
     {"client_cut", {"the server cut the client", "сервер отключил клиента", "server odpojil klienta"}},
+    {"slowlog", {"SLOWLOG entry", "запись в SLOWLOG", "záznam v SLOWLOG"}},
+    {"slowlog_reset", {"SLOWLOG emptied", "SLOWLOG очищен", "SLOWLOG vyprázdněn"}},
 };
 
 // clang-format on
@@ -283,6 +285,8 @@ const char* field_words(F field, Lang lang) {
       return pick({"every", "каждые", "každých"});
     case F::clock_unix_ms:
       return pick({"server clock (unix ms)", "часы сервера (unix мс)", "hodiny serveru (unix ms)"});
+    case F::logged_at_us:
+      return pick({"logged at", "записано в", "zapsáno v"});
     case F::timeout_at_us:
       return pick({"times out at", "тайм-аут в", "vyprší v"});
     case F::method:

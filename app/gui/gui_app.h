@@ -302,6 +302,10 @@ class App {
     bool operator==(const ServerKeys&) const = default;
   };
   const std::vector<ServerKeys>& keyspace_shown() const { return keyspace_; }
+  // What the SLOWLOG panel showed in the last frame: per server, its entries (newest first).
+  const std::vector<std::pair<std::string, std::vector<SlowlogRow>>>& slowlog_shown() const {
+    return slowlog_;
+  }
 
  private:
   struct Worker;  // a live run on another thread
@@ -354,6 +358,7 @@ class App {
   void draw_selected_event();
   void draw_keyspace();
   void draw_pool_stats();
+  void draw_slowlog();
   bool splitter(const char* id, bool vertical, float* fraction, float total_px, float min_fraction,
                 float max_fraction, ImVec2 size);
 
@@ -408,6 +413,9 @@ class App {
   size_t keyspace_event_ = SIZE_MAX;
   uint64_t keyspace_generation_ = UINT64_MAX;
   std::vector<ServerKeys> keyspace_;
+  size_t slowlog_event_ = SIZE_MAX;
+  uint64_t slowlog_generation_ = UINT64_MAX;
+  std::vector<std::pair<std::string, std::vector<SlowlogRow>>> slowlog_;  // per observed server
 
   int64_t selected_span_event_ = -1;  // the selection whose span is in selected_span_
   uint64_t selected_span_generation_ = UINT64_MAX;

@@ -819,6 +819,11 @@ void App::draw_inspector(ImVec2 size) {
   if (ImGui::CollapsingHeader((std::string(tr(S::pools_header, L)) + "###pools").c_str(),
                               ImGuiTreeNodeFlags_DefaultOpen))
     draw_pool_stats();
+  // Open when the run logged anything: then it names the command everyone waited behind.
+  if (ImGui::CollapsingHeader(
+          (std::string(tr(S::slowlog_header, L)) + "###slowlog").c_str(),
+          model_.index().of_kind("slowlog").empty() ? 0 : ImGuiTreeNodeFlags_DefaultOpen))
+    draw_slowlog();
   if (ImGui::CollapsingHeader((std::string(tr(S::client_options, L)) + "###options").c_str())) {
     if (model_.client_options().empty()) ImGui::TextDisabled("%s", tr(S::none_in_trace, L));
     for (auto& [host, text] : model_.client_options()) {
@@ -925,6 +930,55 @@ void App::draw_selected_event() {
       std::string summary = event_summary(end, 120, !text_in_language);
       if (!summary.empty()) ImGui::TextUnformatted(summary.c_str());
     }
+  }
+  ImGui::PopTextWrapPos();
+}
+
+void App::draw_slowlog() {
+  const Lang L = ui_lang();
+  // The log changes only at an event: re-read it when the playhead passes one.
+  size_t at_event = model_.first_event_after(view_.playhead_us);
+  if (at_event != slowlog_event_ || slowlog_generation_ != trace_generation_) {
+    slowlog_event_ = at_event;
+    slowlog_generation_ = trace_generation_;
+    slowlog_.clear();
+    for (const std::string& server : model_.servers())
+      slowlog_.push_back({server, model_.server_observed(server)
+                                      ? model_.slowlog_at(server, view_.playhead_us)
+                                      : std::vector<SlowlogRow>{}});
+  }
+  if (slowlog_.empty()) {
+    ImGui::TextDisabled("%s", tr(S::no_servers, L));
+    return;
+  }
+  ImGui::PushTextWrapPos(0);
+  for (auto& [server, rows] : slowlog_) {
+    if (!model_.server_observed(server)) {
+      ImGui::TextUnformatted(trf(S::not_observed, L, {server}).c_str());
+      ImGui::TextColored(kMutedColour, "%s", tr(S::slowlog_not_observed_why, L));
+      continue;
+    }
+    ImGui::TextUnformatted(
+        trf(S::slowlog_n, L, {server, plural(int64_t(rows.size()), S::entries_plural, L)}).c_str());
+    const size_t rows_max = 20;  // SLOWLOG GET shows 10 by default; the newest matter
+    for (size_t i = 0; i < rows.size() && i < rows_max; i++) {
+      const SlowlogRow& r = rows[i];
+      std::string line;
+      for (const std::string& arg : r.argv) line += (line.empty() ? "" : " ") + arg;
+      const std::string shown = line.size() > 60 ? line.substr(0, 57) + "..." : line;
+      ImGui::TextUnformatted(
+          trf(S::slowlog_entry, L, {std::to_string(r.id), time_words(r.duration_us, L), shown})
+              .c_str());
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s",
+                          trf(S::slowlog_entry_tip, L,
+                              {line, time_words(r.duration_us, L), seconds_words(r.logged_at_us, L),
+                               std::to_string(r.connection)})
+                              .c_str());
+    }
+    if (rows.size() > rows_max)
+      ImGui::TextColored(kMutedColour, "%s",
+                         trf(S::n_more_rows, L, {std::to_string(rows.size() - rows_max)}).c_str());
   }
   ImGui::PopTextWrapPos();
 }

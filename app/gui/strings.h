@@ -166,6 +166,12 @@ const char* lang_code(Lang lang);
   X(selected_event, "Selected event", "Выбранное событие", "Vybraná událost") \
   X(keyspace_header, "Keyspace at the playhead", "Ключи на момент курсора", "Klíče v okamžiku ukazatele") \
   X(pools_header, "Connection pools", "Пулы соединений", "Pooly spojení") \
+  X(slowlog_header, "SLOWLOG at the playhead", "SLOWLOG на момент курсора", "SLOWLOG v okamžiku ukazatele") \
+  X(slowlog_n, "{0}: {1} in SLOWLOG", "{0}: в SLOWLOG {1}", "{0}: v SLOWLOG {1}") \
+  X(entries_plural, "entry|entries", "запись|записи|записей", "záznam|záznamy|záznamů") \
+  X(slowlog_not_observed_why, "a real server: the trace holds what its clients saw, not its SLOWLOG", "настоящий сервер: в трассе то, что видели клиенты, а не его SLOWLOG", "skutečný server: záznam obsahuje, co viděli klienti, ne jeho SLOWLOG") \
+  X(slowlog_entry, "#{0}  {1}  {2}", "#{0}  {1}  {2}", "#{0}  {1}  {2}") \
+  X(slowlog_entry_tip, "{0}\nran {1}, logged at {2}, connection {3}", "{0}\nвыполнялась {1}, записана в {2}, соединение {3}", "{0}\nběžel {1}, zapsán v {2}, spojení {3}") \
   X(client_options, "Client options", "Настройки клиентов", "Nastavení klientů") \
   X(none_in_trace, "none in this trace", "в этой трассе нет", "v tomto záznamu nejsou") \
   X(click_an_event, "Click an event on the timeline.", "Щёлкните событие на временной шкале.", "Klikněte na událost na časové ose.") \

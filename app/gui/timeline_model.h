@@ -263,6 +263,10 @@ class TimelineModel {
   // The keyspace of `server` at time t (TraceIndex::keyspace_at, sorted by db and key) with
   // each key's TTL left on the server's clock at t. Empty for an unknown or real server.
   std::vector<KeyRow> keyspace_at(const std::string& server, TimeUs t) const;
+  // SLOWLOG GET -1 of `server` at time t (TraceIndex::slowlog_at), newest first.
+  std::vector<SlowlogRow> slowlog_at(const std::string& server, TimeUs t) const {
+    return index_.slowlog_at(server, t);
+  }
 
   // Structural equality of everything prepared (tests: incremental == one-shot).
   bool same_content(const TimelineModel& other) const;

@@ -69,6 +69,7 @@ inline constexpr int64_t kTraceVersion = 2;
   X(by_us, Int, "a clock jump's or extra latency's amount")                                    \
   X(every_us, Int, "a period")                                                                 \
   X(clock_unix_ms, Int, "a server's clock (unix ms) at this event's time")                     \
+  X(logged_at_us, Int, "when SLOWLOG made an entry: the end of the command it logs")           \
   X(timeout_at_us, Int, "when a blocked command times out; absent = never")                    \
   X(method, Str, "how a lock is released: del or lua")                                         \
   X(reason, Str, "why: a close, an end, a give-up")                                            \

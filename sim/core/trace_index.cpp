@@ -237,6 +237,43 @@ size_t TraceIndex::begin_of(size_t i) const {
   return i < ends_.size() ? span_begin(ends_[i]) : kNoEvent;
 }
 
+std::vector<SlowlogRow> TraceIndex::slowlog_at(const std::string& server, TimeUs t) const {
+  // The three kinds that change a slowlog, merged in trace order.
+  std::vector<size_t> at;
+  for (std::string_view kind : {"slowlog", "slowlog_reset", "server_restart"})
+    for (size_t i : of_kind(kind)) at.push_back(i);
+  std::sort(at.begin(), at.end());
+  std::vector<SlowlogRow> log;  // oldest first while building
+  int64_t next_id = 0;
+  for (size_t i : at) {
+    const TraceEvent& e = event(i);
+    if (e.time_us > t) break;
+    if (e.kind == "server_restart") {
+      if (e.str_or(F::server) != server) continue;
+      log.clear();
+      next_id = 0;
+      continue;
+    }
+    if (e.actor != server) continue;
+    if (e.kind == "slowlog_reset") {
+      log.clear();
+      continue;
+    }
+    // An entry made after t is not there yet, and nor is any later one: a server makes its
+    // entries in order.
+    const TimeUs logged_at = e.num_or(F::logged_at_us, e.time_us);
+    if (logged_at > t) break;
+    const auto* argv = e.list(F::argv);
+    log.push_back({next_id++, logged_at, e.num_or(F::duration_us, 0),
+                   argv ? *argv : std::vector<std::string>{}, e.connection, i});
+    const int64_t count = e.num_or(F::count, int64_t(log.size()));
+    if (count >= 0 && size_t(count) < log.size())
+      log.erase(log.begin(), log.begin() + ptrdiff_t(log.size() - size_t(count)));
+  }
+  std::reverse(log.begin(), log.end());
+  return log;
+}
+
 const std::vector<size_t>& TraceIndex::of_kind(std::string_view kind) const {
   auto it = by_kind_.find(std::string(kind));
   return it == by_kind_.end() ? kNone : it->second.events;

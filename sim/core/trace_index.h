@@ -63,6 +63,17 @@ struct TraceCheck {
   bool operator==(const TraceCheck&) const = default;
 };
 
+// One entry of a server's SLOWLOG (TraceIndex::slowlog_at), from its `slowlog` event.
+struct SlowlogRow {
+  int64_t id = 0;           // as SLOWLOG GET numbers it: from 0 at the server's (re)start
+  TimeUs logged_at_us = 0;  // when the entry was made: the command's end
+  TimeUs duration_us = 0;   // how long the command ran
+  std::vector<std::string> argv;
+  int64_t connection = -1;  // the client's connection
+  size_t event = kNoEvent;  // its slowlog event
+  bool operator==(const SlowlogRow&) const = default;
+};
+
 // One key event of a server, as the index keeps it.
 struct KeyChange {
   size_t event = 0;  // its position in the trace
@@ -125,6 +136,10 @@ class TraceIndex {
   // One key's state before trace position `event`; nullopt if absent.
   std::optional<KeyState> key_before(const std::string& server, int db, std::string_view key,
                                      size_t event) const;
+  // What SLOWLOG GET -1 would answer at time t, newest first: the server's slowlog events
+  // whose entry was made by t, after its last SLOWLOG RESET or restart, as many as the log
+  // held after the newest push (its `count`: slowlog-max-len applied).
+  std::vector<SlowlogRow> slowlog_at(const std::string& server, TimeUs t) const;
   // The server's clock (unix ms) at time t; -1 if the trace does not say.
   int64_t server_clock_ms(const std::string& server, TimeUs t) const;
 

@@ -1282,31 +1282,86 @@ void Server::run_command(Client& c, const CommandSpec& spec, const Argv& argv, T
     }
     c.last_interaction_us = now_us;
   }
-  // Slowlog: the modelled execution time.
-  int64_t threshold = slowlog_threshold();
-  if (threshold >= 0 && cost >= threshold && !blocked && spec.name != std::string_view("exec")) {
-    SlowlogEntry e{slowlog_next_id_++, unix_us(now_us) / 1000000, cost, {}, c.address, c.name};
-    // slowlogCreateEntry: at most 32 arguments, each at most 128 bytes.
-    constexpr size_t kArgsMax = 32;
-    constexpr size_t kArgBytesMax = 128;
-    size_t n = std::min(argv.size(), kArgsMax);
-    for (size_t i = 0; i < n; i++) {
-      if (n != argv.size() && i == n - 1) {
-        e.argv.push_back("... (" + std::to_string(argv.size() - n + 1) + " more arguments)");
-      } else if (argv[i].size() > kArgBytesMax) {
-        e.argv.push_back(argv[i].substr(0, kArgBytesMax) + "... (" +
-                         std::to_string(argv[i].size() - kArgBytesMax) + " more bytes)");
-      } else {
-        e.argv.push_back(argv[i]);
-      }
-    }
-    slowlog_.push_front(std::move(e));
-    size_t max_len = static_cast<size_t>(std::max<int64_t>(0, config_int("slowlog-max-len")));
-    while (slowlog_.size() > max_len) slowlog_.pop_back();
+  // Slowlog: the modelled execution time. A command that started a script is logged when
+  // the script ends, with the script's whole run (call() times the EVAL to its end).
+  if (running_unlogged_ && running_client_ == c.id) {
+    running_unlogged_ = false;
+    running_slowlog_armed_ = true;
+    running_slowlog_ = SlowlogEntry{0, 0, 0, slowlog_argv(argv), c.address, c.name, 0};
+  } else if (!blocked && spec.name != std::string_view("exec")) {
+    int64_t threshold = slowlog_threshold();
+    if (threshold >= 0 && cost >= threshold)
+      slowlog_push(SlowlogEntry{0, 0, cost, slowlog_argv(argv), c.address, c.name, 0}, now_us,
+                   now_us, c.id, origin_.cause);
   }
   if (observer)
     note_command_end(c, spec, argv, now_us, cost, in_exec || in_script, retrying, blocked);
   if (!sink) busy_until_us_ = std::max(busy_until_us_, now_us + cost);
+}
+
+Argv Server::slowlog_argv(const Argv& argv) {
+  constexpr size_t kArgsMax = 32;
+  constexpr size_t kArgBytesMax = 128;
+  Argv out;
+  size_t n = std::min(argv.size(), kArgsMax);
+  out.reserve(n);
+  for (size_t i = 0; i < n; i++) {
+    if (n != argv.size() && i == n - 1) {
+      out.push_back("... (" + std::to_string(argv.size() - n + 1) + " more arguments)");
+    } else if (argv[i].size() > kArgBytesMax) {
+      out.push_back(argv[i].substr(0, kArgBytesMax) + "... (" +
+                    std::to_string(argv[i].size() - kArgBytesMax) + " more bytes)");
+    } else {
+      out.push_back(argv[i]);
+    }
+  }
+  return out;
+}
+
+void Server::slowlog_push(SlowlogEntry entry, TimeUs at_us, TimeUs started_us, ClientId client,
+                          int64_t cause) {
+  int64_t threshold = slowlog_threshold();
+  if (threshold < 0 || entry.duration_us < threshold) return;
+  // slowlogCreateEntry: time(NULL) when the command has run.
+  const TimeUs logged_at_us = started_us + entry.duration_us;
+  entry.id = slowlog_next_id_++;
+  entry.unix_s = unix_us(logged_at_us) / 1000000;
+  entry.logged_at_us = logged_at_us;
+  ServerEvent e;
+  if (observing()) {
+    e.kind = ServerEvent::Kind::Slowlogged;
+    e.at_us = at_us;
+    e.logged_at_us = logged_at_us;
+    e.duration_us = entry.duration_us;
+    e.client = client;
+    e.cause = cause;
+    e.argv = entry.argv;
+  }
+  slowlog_.push_front(std::move(entry));
+  size_t max_len = static_cast<size_t>(std::max<int64_t>(0, config_int("slowlog-max-len")));
+  while (slowlog_.size() > max_len) slowlog_.pop_back();
+  if (observing()) {
+    e.count = static_cast<int64_t>(slowlog_.size());
+    observer(e);
+  }
+}
+
+void Server::slowlog_script_end(TimeUs end_us) {
+  running_unlogged_ = false;
+  if (!std::exchange(running_slowlog_armed_, false)) return;
+  running_slowlog_.duration_us = end_us - running_started_us_;
+  slowlog_push(std::move(running_slowlog_), end_us, running_started_us_, running_client_,
+               running_cause_);
+}
+
+void Server::slowlog_reset(TimeUs now_us) {
+  slowlog_.clear();
+  if (!observing()) return;
+  ServerEvent e;
+  e.kind = ServerEvent::Kind::SlowlogReset;
+  e.at_us = now_us;
+  e.cause = origin_.cause;
+  observer(e);
 }
 
 void Server::execute(Client& c, const Argv& argv, TimeUs now_us, std::vector<Reply>* sink,
@@ -1599,6 +1654,8 @@ void Server::start_long_running(ClientId id, std::unique_ptr<LongRunning> job, T
   running_cause_ = origin_.cause;
   running_spec_ = nullptr;
   running_fresh_ = observing();  // run_command sets running_spec_ and skips the Served
+  running_unlogged_ = true;
+  running_slowlog_armed_ = false;
   running_slices_ = 0;
   running_busy_reported_ = false;
   running_kill_requested_ = false;
@@ -1627,6 +1684,7 @@ void Server::resume_long_running(TimeUs now_us) {
   TimeUs end = now_us + std::max<TimeUs>(used, 1);
   if (observing()) note_script_slice(end, done);
   if (done) {
+    slowlog_script_end(end);
     running_.reset();
     busy_until_us_ = std::max(busy_until_us_, end);
     running_client_ = 0;
@@ -1725,6 +1783,7 @@ void Server::call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all
       t += std::max<TimeUs>(used, 1);
       if (observing()) note_script_slice(t, done);
       if (done) {
+        slowlog_script_end(t);
         running_.reset();
         running_client_ = 0;
       }

@@ -224,6 +224,13 @@ struct ServerEvent {
     ClientCut,
     // The server's clock jumped by delta_us: detail ("+30000 ms").
     ClockJump,
+    // SLOWLOG gained an entry (slowlogPushEntryIfNeeded): argv as logged (cut as Redis cuts
+    // it), duration_us, count = the log's length after the push (max-len applied). at_us is
+    // the command's start, or a script's end (when it is reported); logged_at_us is when the
+    // entry was made: the command's end.
+    Slowlogged,
+    // SLOWLOG RESET emptied the log.
+    SlowlogReset,
   };
   Kind kind = Kind::Served;
   TimeUs at_us = 0;
@@ -240,6 +247,9 @@ struct ServerEvent {
   TimeUs timeout_at_us = kNever;
   TimeUs delta_us = 0;
   ClientId by_client = 0;
+  std::vector<std::string> argv;  // Slowlogged
+  int64_t count = 0;              // Slowlogged
+  TimeUs logged_at_us = 0;        // Slowlogged
 };
 
 struct Db {
@@ -497,8 +507,10 @@ class Server {
     Argv argv;
     std::string peer;
     std::string name;
+    TimeUs logged_at_us = 0;  // virtual time the entry was made (the command's end)
   };
   std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
+  void slowlog_reset(TimeUs now_us);
   int64_t& slowlog_next_id() { return slowlog_next_id_; }
   int64_t commands_processed() const { return commands_processed_; }
 
@@ -606,6 +618,14 @@ class Server {
   void resume_long_running(TimeUs now_us);
   void check_output_limits(TimeUs now_us);
   int64_t slowlog_threshold();
+  // slowlogCreateEntry's copy of a command: at most 32 arguments, each at most 128 bytes.
+  static Argv slowlog_argv(const Argv& argv);
+  // Adds an entry for a command that started at started_us and ran duration_us, if it is
+  // over slowlog-log-slower-than; at_us dates its event (see ServerEvent::Slowlogged).
+  void slowlog_push(SlowlogEntry entry, TimeUs at_us, TimeUs started_us, ClientId client,
+                    int64_t cause);
+  // A script that ended: its EVAL's entry, timed from the script's start to end_us.
+  void slowlog_script_end(TimeUs end_us);
   TimeUs next_output_limit_us() const;
   void finish_close(const Closing& closing, TimeUs now_us);
 
@@ -658,6 +678,11 @@ class Server {
   bool running_busy_reported_ = false;
   bool running_kill_requested_ = false;
   ClientId running_killed_by_ = 0;
+  // The script's SLOWLOG entry, made when it ends (call() times the EVAL to the script's end):
+  // unlogged until the command that started it was seen, then armed with its argv.
+  bool running_unlogged_ = false;
+  bool running_slowlog_armed_ = false;
+  SlowlogEntry running_slowlog_{};
   // slowlog_threshold() keeps a pointer to an entry, looked up again after each config().
   std::map<std::string, std::string> config_;
   uint64_t config_generation_ = 0;  // bumped by config(): entries may have been added/erased

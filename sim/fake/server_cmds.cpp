@@ -436,7 +436,7 @@ void slowlog_command(Ctx& c) {
     c.reply_int(static_cast<int64_t>(log.size()));
   } else if (equals_nocase(sub, "reset")) {
     if (c.argc() != 2) return c.reply_arity_error("slowlog|reset");
-    log.clear();
+    c.server.slowlog_reset(c.now_us);
     c.reply_ok();
   } else if (equals_nocase(sub, "get")) {
     if (c.argc() > 3)

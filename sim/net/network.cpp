@@ -150,6 +150,19 @@ void Network::on_server_event(const std::string& name, const fake::ServerEvent& 
       e.text = "closed by the server: " + ev.detail;
       e.with(F::reason, ev.detail);
       break;
+    case Kind::Slowlogged: {
+      e.kind = "slowlog";
+      std::string line;
+      for (const std::string& arg : ev.argv) line += (line.empty() ? "" : " ") + arg;
+      e.text = "SLOWLOG: " + line.substr(0, 80) + " took " + std::to_string(ev.duration_us) + " us";
+      e.with(F::argv, ev.argv).with(F::duration_us, ev.duration_us);
+      e.with(F::logged_at_us, ev.logged_at_us).with(F::count, ev.count);
+      break;
+    }
+    case Kind::SlowlogReset:
+      e.kind = "slowlog_reset";
+      e.text = "SLOWLOG RESET";
+      break;
     case Kind::ClockJump:
       return;
   }

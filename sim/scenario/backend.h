@@ -118,6 +118,12 @@ class Backend {
     (void)server;
     return std::nullopt;
   }
+  // The server's SLOWLOG now, newest first, from its own state (id, logged_at_us,
+  // duration_us, argv), or nullopt where redlab cannot see it. For tests, as keyspace().
+  virtual std::optional<std::vector<SlowlogRow>> slowlog(const std::string& server) const {
+    (void)server;
+    return std::nullopt;
+  }
   // A server's clock (unix ms) at time 0 of the run, when known (the fake); -1 otherwise.
   virtual int64_t server_clock_unix_ms(const std::string& server) const {
     (void)server;

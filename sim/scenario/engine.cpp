@@ -111,9 +111,13 @@ RunResult Engine::run_world() {
   schedule_narration();
   for (TimeUs t : opt_.probe_times_us)
     scheduler_.schedule_at(t, [this, t] {
-      if (!opt_.on_probe) return;
-      for (const ServerDef& def : sc_.servers)
-        if (auto k = backend_->keyspace(def.name)) opt_.on_probe(t, trace_.size(), def.name, *k);
+      for (const ServerDef& def : sc_.servers) {
+        if (opt_.on_probe)
+          if (auto k = backend_->keyspace(def.name)) opt_.on_probe(t, trace_.size(), def.name, *k);
+        if (opt_.on_slowlog_probe)
+          if (auto l = backend_->slowlog(def.name))
+            opt_.on_slowlog_probe(t, trace_.size(), def.name, *l);
+      }
     });
   TimeUs end = ms_to_us(dur_ms(sc_.duration_ms, nullptr, sc_.duration_where));
   auto r = backend_->run_until(end, opt_.events_max, opt_.cancel);

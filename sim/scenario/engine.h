@@ -64,6 +64,10 @@ struct RunOptions {
   std::function<void(TimeUs at_us, size_t trace_events, const std::string& server,
                      const std::vector<KeyState>& keyspace)>
       on_probe;
+  // The same for the server's SLOWLOG (Backend::slowlog), at the same times.
+  std::function<void(TimeUs at_us, size_t trace_events, const std::string& server,
+                     const std::vector<SlowlogRow>& slowlog)>
+      on_slowlog_probe;
 };
 
 struct Violation {

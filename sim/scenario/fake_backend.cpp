@@ -36,6 +36,14 @@ class FakeBackend final : public Backend {
     });
     return out;
   }
+  std::optional<std::vector<SlowlogRow>> slowlog(const std::string& server) const override {
+    auto it = servers_.find(server);
+    if (it == servers_.end()) return std::nullopt;
+    std::vector<SlowlogRow> out;
+    for (const auto& e : it->second->slowlog())
+      out.push_back(SlowlogRow{e.id, e.logged_at_us, e.duration_us, e.argv, -1, kNoEvent});
+    return out;
+  }
   int64_t server_clock_unix_ms(const std::string& server) const override {
     auto it = servers_.find(server);
     return it == servers_.end() ? -1 : it->second->unix_ms(0);

@@ -398,6 +398,35 @@ const TraceEvent* event_of(const Trace& trace, const std::string& kind, const st
   return nullptr;
 }
 
+TEST_F(GuiApp, SlowlogPanelNamesTheSlowCommandOnceItHasRun) {
+  // timeout-does-not-cancel: the report's slow command (staged as DEBUG SLEEP) is in the
+  // server's SLOWLOG from its end on, not before, with the time it ran.
+  ASSERT_TRUE(app->open_scenario("timeout-does-not-cancel"));
+  ASSERT_TRUE(app->run(false)) << app->error();
+  const TraceEvent* logged = nullptr;
+  for (const TraceEvent& e : app->trace().events())
+    if (e.kind == "slowlog" && e.list(F::argv) && e.list(F::argv)->at(0) == "DEBUG") {
+      logged = &e;
+      break;
+    }
+  ASSERT_NE(logged, nullptr) << "no SLOWLOG entry for the slow command";
+  const TimeUs logged_at = logged->num_or(F::logged_at_us, -1);
+  ASSERT_GT(logged_at, logged->time_us);
+  EXPECT_EQ(logged_at - logged->time_us, logged->num_or(F::duration_us, -1));
+  app->seek(logged_at - 1000);
+  frames(2);
+  ASSERT_EQ(app->slowlog_shown().size(), 1u);
+  for (const SlowlogRow& row : app->slowlog_shown()[0].second)
+    EXPECT_LT(row.logged_at_us, logged_at) << "an entry shown before the command ended";
+  app->seek(logged_at);
+  frames(2);
+  const auto& rows = app->slowlog_shown()[0].second;
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0].argv, *logged->list(F::argv));
+  EXPECT_EQ(rows[0].duration_us, logged->num_or(F::duration_us, -1));
+  EXPECT_GE(rows[0].duration_us, 10'000) << "under slowlog-log-slower-than";
+}
+
 TEST_F(GuiApp, KeyspacePanelShowsTheServersRecordAtThePlayhead) {
   // ttl-double-holder with the Lua release: at 16 s, C holds the lock; its token is the key.
   ASSERT_TRUE(app->open_scenario("ttl-double-holder"));

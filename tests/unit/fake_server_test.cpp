@@ -252,6 +252,10 @@ const char* kind_name(Kind k) {
       return "ClientCut";
     case Kind::ClockJump:
       return "ClockJump";
+    case Kind::Slowlogged:
+      return "Slowlogged";
+    case Kind::SlowlogReset:
+      return "SlowlogReset";
   }
   return "?";
 }
@@ -997,6 +1001,51 @@ TEST(FakeServerEvents, LongScriptStartBusyKilledEnd) {
   EXPECT_EQ(served[1].cause, 305);
   EXPECT_GT(served[1].duration_us, 100);
   EXPECT_TRUE(log.since(m2, Kind::ScriptStart).empty());
+}
+
+// A script is logged as its EVAL, timed from its start to its end, even when it was killed
+// (call() times the whole call); RESET empties the log, not the ids (slowlog.c).
+TEST(FakeServerEvents, SlowlogLogsAScriptWhenItEnds) {
+  Server s;
+  EventLog log(s);
+  ClientId a = s.connect(0);
+  ClientId b = s.connect(0);
+  s.call(b, {"CONFIG", "SET", "busy-reply-threshold", "100"});
+  const size_t m = log.events.size();
+  s.submit(a, {"EVAL", "while true do end", "0"}, 0, 401);
+  s.submit(b, {"SCRIPT", "KILL"}, 200 * kMs, 402);
+  s.advance(1 * kSec);
+  auto end = log.since(m, Kind::ScriptEnd);
+  ASSERT_EQ(end.size(), 1u);
+  auto logged = log.since(m, Kind::Slowlogged);
+  ASSERT_EQ(logged.size(), 1u) << "one entry: the EVAL (SCRIPT KILL is fast)";
+  EXPECT_EQ(logged[0].argv, (std::vector<std::string>{"EVAL", "while true do end", "0"}));
+  EXPECT_EQ(logged[0].duration_us, end[0].duration_us);
+  EXPECT_EQ(logged[0].logged_at_us, end[0].at_us);
+  EXPECT_EQ(logged[0].client, a);
+  EXPECT_EQ(logged[0].cause, 401);
+  EXPECT_EQ(logged[0].count, 1);
+  ASSERT_EQ(s.slowlog().size(), 1u);
+  EXPECT_EQ(s.slowlog()[0].id, 0);
+  EXPECT_EQ(s.slowlog()[0].duration_us, end[0].duration_us);
+  // A short script is not logged; DEBUG SLEEP is, dated at its start, made at its end.
+  s.submit(a, {"EVAL", "return 1", "0"}, 2 * kSec, 403);
+  s.submit(a, {"DEBUG", "SLEEP", "0.05"}, 2 * kSec, 404);
+  s.advance(3 * kSec);
+  logged = log.since(m, Kind::Slowlogged);
+  ASSERT_EQ(logged.size(), 2u);
+  EXPECT_EQ(logged[1].argv[0], "DEBUG");
+  EXPECT_GE(logged[1].duration_us, 50 * kMs);
+  EXPECT_LT(logged[1].duration_us, 51 * kMs);
+  EXPECT_EQ(logged[1].logged_at_us, logged[1].at_us + logged[1].duration_us);
+  EXPECT_EQ(logged[1].count, 2);
+  s.submit(b, {"SLOWLOG", "RESET"}, 4 * kSec, 405);
+  s.submit(a, {"DEBUG", "SLEEP", "0.02"}, 4 * kSec, 406);
+  s.advance(5 * kSec);
+  EXPECT_EQ(log.since(m, Kind::SlowlogReset).size(), 1u);
+  ASSERT_EQ(s.slowlog().size(), 1u);
+  EXPECT_EQ(s.slowlog()[0].id, 2) << "RESET keeps counting ids";
+  EXPECT_EQ(log.since(m, Kind::Slowlogged).back().count, 1);
 }
 
 TEST(FakeServerEvents, QueuedExecAndScriptWritesCarryTheirCause) {
