@@ -43,6 +43,8 @@ std::string topic_words(const std::string& topic, Lang lang) {
   if (topic == "locks") return tr(S::topic_locks, lang);
   if (topic == "messaging") return tr(S::topic_messaging, lang);
   if (topic == "transactions") return tr(S::topic_transactions, lang);
+  if (topic == "scripts") return tr(S::topic_scripts, lang);
+  if (topic == "atomicity") return tr(S::topic_atomicity, lang);
   if (topic == "other") return tr(S::topic_other, lang);
   return topic;
 }

@@ -105,6 +105,8 @@ const char* lang_code(Lang lang);
   X(topic_locks, "locks", "блокировки", "zámky") \
   X(topic_messaging, "messaging", "сообщения", "zprávy") \
   X(topic_transactions, "transactions", "транзакции", "transakce") \
+  X(topic_scripts, "scripts", "скрипты", "skripty") \
+  X(topic_atomicity, "atomicity", "атомарность", "atomicita") \
   X(topic_other, "other", "другое", "ostatní") \
   X(no_scenario_hint, "no scenario: pick one on the left", "нет сценария: выберите слева", "žádný scénář: vyberte vlevo") \
   /* ---- Timeline head ---- */ \
