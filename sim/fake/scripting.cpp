@@ -371,6 +371,8 @@ class ScriptJob final : public LongRunning {
     if (kill_ == Kill::None) kill_ = Kill::User;
     return true;
   }
+  bool has_written() const override { return wrote_; }
+  bool is_function() const override { return function_call_; }
 
   Reply take_result() { return std::move(result_); }
 
@@ -1946,7 +1948,7 @@ void eval_generic(Ctx& c, bool by_sha, bool ro_command) {
     return c.reply_error("ERR Number of keys can't be greater than number of args");
   if (numkeys < 0) return c.reply_error("ERR Number of keys can't be negative");
   ScriptingState& st = state_of(c.server);
-  if (st.running) return c.reply_error(err::kBusy);  // cannot happen: dispatch answers BUSY
+  if (st.running) return c.reply_error(c.server.busy_error());  // cannot happen: dispatch does
   CachedScript* script = nullptr;
   if (by_sha) {
     auto it = st.scripts.find(std::string_view(sha, 40));
@@ -1998,6 +2000,23 @@ void evalsha_ro_command(Ctx& c) {
   eval_generic(c, true, true);
 }
 
+// scriptKill (script.c), for SCRIPT KILL (is_eval) and FUNCTION KILL: a script that has
+// written cannot be stopped, and each command stops only its own kind of script.
+void script_kill(Ctx& c, bool is_eval) {
+  const LongRunning* job = c.server.long_running();
+  if (!job) return c.reply_error("NOTBUSY No scripts in execution right now.");
+  if (job->has_written())
+    return c.reply_error(
+        "UNKILLABLE Sorry the script already executed write commands against the dataset. "
+        "You can either wait the script termination or kill the server in a hard way using "
+        "the SHUTDOWN NOSAVE command.");
+  if (is_eval && job->is_function()) return c.reply_error(err::kBusyFunction);
+  if (!is_eval && !job->is_function()) return c.reply_error(err::kBusy);
+  bool killed = c.server.kill_long_running(c.client.id);
+  REDLAB_ASSERT(killed && "a script that has not written can be killed");
+  c.reply_ok();
+}
+
 void script_help(Ctx& c) {
   static const char* const kLines[] = {
       "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -2039,20 +2058,10 @@ void script_command(Ctx& c) {
     return c.reply_arity_error(std::string("script|") + sub->name);
   std::string_view name = sub->name;
   // Only SCRIPT KILL is allowed while a script is busy (the others lack allow-busy).
-  if (c.server.long_running_active() && name != "kill") return c.reply_error(err::kBusy);
+  if (c.server.long_running_active() && name != "kill") return c.reply_error(c.server.busy_error());
   ScriptingState& st = state_of(c.server);
   if (name == "help") return script_help(c);
-  if (name == "kill") {
-    if (!c.server.long_running_active())
-      return c.reply_error("NOTBUSY No scripts in execution right now.");
-    if (!c.server.kill_long_running(c.client.id)) {
-      return c.reply_error(
-          "UNKILLABLE Sorry the script already executed write commands against the dataset. "
-          "You can either wait the script termination or kill the server in a hard way using "
-          "the SHUTDOWN NOSAVE command.");
-    }
-    return c.reply_ok();
-  }
+  if (name == "kill") return script_kill(c, true);
   if (name == "load") {
     char sha[41];
     sha1_hex(sha, c.arg(2));
@@ -2285,7 +2294,7 @@ void fcall_generic(Ctx& c, bool ro_command) {
   if (*numkeys > static_cast<int64_t>(c.argc()) - 3)
     return c.reply_error("ERR Number of keys can't be greater than number of args");
   if (*numkeys < 0) return c.reply_error("ERR Number of keys can't be negative");
-  if (st.running) return c.reply_error(err::kBusy);  // cannot happen: dispatch answers BUSY
+  if (st.running) return c.reply_error(c.server.busy_error());  // cannot happen: dispatch does
   FunctionDef& f = it->second;
   // scriptPrepareForRun: a function is never in compatibility mode.
   if (!(f.flags & kNoWrites) && ro_command)
@@ -2450,7 +2459,7 @@ void function_command(Ctx& c) {
   std::string_view name = sub->name;
   // FUNCTION KILL and STATS are allowed while a script is busy (allow-busy); the others not.
   if (c.server.long_running_active() && name != "kill" && name != "stats")
-    return c.reply_error(err::kBusy);
+    return c.reply_error(c.server.busy_error());
   ScriptingState& st = state_of(c.server);
   if (name == "help") return function_help(c);
   if (name == "load") {
@@ -2494,20 +2503,7 @@ void function_command(Ctx& c) {
     c.server.note_functions_changed();
     return c.reply_ok();
   }
-  if (name == "kill") {
-    // scriptKill(c, 0): only a function, not an EVAL, is killed by FUNCTION KILL.
-    if (!c.server.long_running_active() || !st.running || !st.running->function_call_)
-      return c.reply_error(c.server.long_running_active() && st.running
-                               ? "BUSY Redis is busy running a script. You can only call SCRIPT "
-                                 "KILL or SHUTDOWN NOSAVE."
-                               : "NOTBUSY No scripts in execution right now.");
-    if (!c.server.kill_long_running(c.client.id)) {
-      return c.reply_error(
-          "UNKILLABLE The busy script was sent by a master instance in the context of "
-          "replication and cannot be killed.");
-    }
-    return c.reply_ok();
-  }
+  if (name == "kill") return script_kill(c, false);
   if (name == "stats") {
     if (st.running && !st.running->function_call_)
       return c.reply_error(err::kBusy);  // shared.slowevalerr

@@ -1533,7 +1533,7 @@ void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Re
     std::string e = subcommand_error(*spec, argv);
     if (!e.empty()) return reject(spec, std::move(e));
   }
-  if (running_ && !(spec->flags & kAllowBusy)) return reject(spec, std::string(err::kBusy));
+  if (running_ && !(spec->flags & kAllowBusy)) return reject(spec, std::string(busy_error()));
   if (c.subscriptions() > 0 && !(spec->flags & kAllowInPubSub)) {
     return reject(spec,
                   "ERR Can't execute '" + full_command_name(*spec, argv) +
@@ -1635,12 +1635,13 @@ void Server::serve_while_busy(TimeUs now_us) {
       c->multi_dirty = false;
       c->queued.clear();
       unwatch_all(*c);
-      emit(c->id, now_us,
-           Reply::error("EXECABORT Transaction discarded because of: " + std::string(err::kBusy)));
+      emit(
+          c->id, now_us,
+          Reply::error("EXECABORT Transaction discarded because of: " + std::string(busy_error())));
     } else if (!p.argv.empty()) {
       if (c->in_multi) c->multi_dirty = true;
       if (observing()) note_busy_reply(c->id, now_us, p.cause);
-      emit(c->id, now_us, Reply::error(std::string(err::kBusy)));
+      emit(c->id, now_us, Reply::error(std::string(busy_error())));
     }
   }
 }

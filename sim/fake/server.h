@@ -57,8 +57,12 @@ inline constexpr std::string_view kIndexOutOfRange = "ERR index out of range";
 inline constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
 inline constexpr std::string_view kExecAbort =
     "EXECABORT Transaction discarded because of previous errors.";
+// shared.slowevalerr, the BUSY answer while an EVAL runs; shared.slowscripterr while a
+// function (FCALL) does.
 inline constexpr std::string_view kBusy =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+inline constexpr std::string_view kBusyFunction =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 inline constexpr std::string_view kTimeoutNotFloat = "ERR timeout is not a float or out of range";
 inline constexpr std::string_view kTimeoutNegative = "ERR timeout is negative";
 }  // namespace err
@@ -270,6 +274,11 @@ class LongRunning {
   // SCRIPT KILL: end at the next resume. Returns false when the script has written and can
   // no longer be killed.
   virtual bool kill() = 0;
+  // Redis' SCRIPT_WRITE_DIRTY: it has written, and no KILL can stop it any more.
+  virtual bool has_written() const = 0;
+  // A function (FCALL): FUNCTION KILL stops it, not SCRIPT KILL, and others are answered
+  // err::kBusyFunction.
+  virtual bool is_function() const = 0;
 };
 
 // What a server's disk holds (its AOF or RDB file, as loading would find it): the data, keys
@@ -485,6 +494,11 @@ class Server {
   // SCRIPT KILL from client `by`: false when the running script can no longer be killed.
   bool kill_long_running(ClientId by);
   bool long_running_active() const { return running_ != nullptr; }
+  const LongRunning* long_running() const { return running_.get(); }
+  // What a command that may not run while a script is busy is answered (processCommand).
+  std::string_view busy_error() const {
+    return running_ && running_->is_function() ? err::kBusyFunction : err::kBusy;
+  }
   LongRunning* long_running() { return running_.get(); }
   ClientId long_running_client() const { return running_client_; }
   void mark_key_ready(int db, std::string_view key);
