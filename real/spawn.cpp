@@ -303,16 +303,17 @@ void SpawnedServers::start_one(Server& s, bool keep_port) {
                      std::to_string(kPortAttemptsMax) + " attempts (" + reason + ")");
 }
 
-void SpawnedServers::stop_one(Server& s, int grace_ms) noexcept {
-  if (s.pid <= 0) return;
+bool SpawnedServers::stop_one(Server& s, int grace_ms) noexcept {
+  if (s.pid <= 0) return true;
   int status = 0;
   if (grace_ms > 0 && ::kill(s.pid, SIGTERM) == 0) {
     int64_t deadline_ms = now_ms() + grace_ms;
+    // Bounded by the deadline: each pass sleeps 5 ms or returns.
     while (now_ms() < deadline_ms) {
       if (::waitpid(s.pid, &status, WNOHANG) == s.pid) {
         unregister_child(s.pid);
         s.pid = -1;
-        return;
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -322,6 +323,7 @@ void SpawnedServers::stop_one(Server& s, int grace_ms) noexcept {
   }
   unregister_child(s.pid);
   s.pid = -1;
+  return false;
 }
 
 void SpawnedServers::kill_server(size_t index) {
@@ -330,7 +332,16 @@ void SpawnedServers::kill_server(size_t index) {
 
 void SpawnedServers::restart(size_t index, bool clean, std::vector<std::string> extra_args) {
   Server& s = servers_.at(index);
-  stop_one(s, clean ? kStopGraceMs : 0);
+  // Redis answers a SIGTERM it cannot honour ("Error trying to save the DB, can't exit") by
+  // running on; the kill after the grace period would then pass a crash off as a clean
+  // restart, and lose what the shutdown was to save.
+  if (!stop_one(s, clean ? kStopGraceMs : 0) && clean) {
+    std::string tail = log_tail(index);
+    throw BackendError(std::string(program_binary(program_)) + " on port " +
+                       std::to_string(s.port) + " did not shut down within " +
+                       std::to_string(kStopGraceMs) + " ms of SIGTERM and was killed" +
+                       (tail.empty() ? "" : ": " + tail));
+  }
   s.restart_args = std::move(extra_args);
   start_one(s, true);
 }

@@ -55,7 +55,9 @@ class SpawnedServers {
   // Stops a server (clean: SIGTERM, a SHUTDOWN that saves what its persistence settings
   // save; else SIGKILL, a crash) and starts it again on the same port and directory, with
   // these extra arguments (its persistence settings, so that it loads what was persisted);
-  // returns once it answers PING. Throws BackendError if it does not come back.
+  // returns once it answers PING. Throws BackendError if it does not come back, or if a clean
+  // stop failed (the server did not exit within kStopGraceMs of SIGTERM, e.g. "Error trying to
+  // save the DB, can't exit", and was killed: what it was to save on the way down is lost).
   void restart(size_t index, bool clean = false, std::vector<std::string> extra_args = {});
   // Kills a server (SIGKILL) and reaps it; tests use this to stage a crash.
   void kill_server(size_t index);
@@ -87,7 +89,9 @@ class SpawnedServers {
   std::string wait_ready(Server& s) const;
   // Starts s on a new free port (retrying a port taken meanwhile), or on s.port if keep_port.
   void start_one(Server& s, bool keep_port);
-  static void stop_one(Server& s, int grace_ms) noexcept;
+  // Stops s: SIGTERM and up to grace_ms for it to exit (0: none), then SIGKILL. True when it
+  // exited by itself with status 0 (a clean shutdown).
+  static bool stop_one(Server& s, int grace_ms) noexcept;
 
   ServerProgram program_;
   std::string binary_;

@@ -657,6 +657,26 @@ TEST(RealSpawn, StartsAnswersAndStops) {
   for (const std::string& dir : dirs) EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
 }
 
+// Redis answers a SIGTERM it cannot honour by running on ("Error trying to save the DB, can't
+// exit"): a clean restart that then killed it would pass a crash off as a clean shutdown and
+// lose what the shutdown was to save. It says so instead.
+TEST(RealSpawn, CleanRestartThatCannotShutDownThrows) {
+  SpawnedServers servers(1, {"--save", "3600 1"});
+  auto conn = plain_conn(servers.port(0));
+  ASSERT_TRUE(conn);
+  EXPECT_EQ(cmd(*conn, {"SET", "k", "v"}), Reply::ok());
+  // rdbSave writes temp-<pid>.rdb first: a directory of that name makes the save fail.
+  std::filesystem::create_directory(servers.dir(0) + "/temp-" + std::to_string(servers.pid(0)) +
+                                    ".rdb");
+  try {
+    servers.restart(0, true);
+    ADD_FAILURE() << "expected BackendError";
+  } catch (const scenario::BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("did not shut down within"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RealSpawn, MissingBinaryIsAClearError) {
   const char* old = std::getenv("PATH");
   std::string saved = old ? old : "";
