@@ -196,17 +196,22 @@ void RealBackend::start(Scheduler& scheduler, Trace* trace, uint64_t seed,
                            "--allow-server-faults");
     }
   }
-  if (spawn_) spawned_ = std::make_unique<SpawnedServers>(servers.size(), AclArgv{}, program_);
+  if (spawn_) {
+    // A server that persists starts (and restarts) with its settings on the command line:
+    // CONFIG SET appendonly yes would instead start an AOF rewrite in the background, until
+    // whose end Redis refuses a clean shutdown ("Writing initial AOF, can't exit"); and a
+    // server restarted with --appendonly no would not load its AOF.
+    std::vector<std::vector<std::string>> args;
+    for (const scenario::ServerSetup& setup : servers)
+      args.push_back(persistence_args(setup.config));
+    spawned_ =
+        std::make_unique<SpawnedServers>(servers.size(), AclArgv{}, program_, std::move(args));
+  }
   for (size_t i = 0; i < servers.size(); i++) {
     Server s;
     s.name = servers[i].name;
     s.config = servers[i].config;
     if (spawn_) {
-      // A server that persists starts with its settings on the command line, as it restarts:
-      // CONFIG SET appendonly yes would instead start an AOF rewrite in the background, and
-      // until it ends Redis refuses a clean shutdown ("Writing initial AOF, can't exit").
-      if (std::vector<std::string> args = persistence_args(s); !args.empty())
-        spawned_->restart(i, true, args);
       s.spawn_index = i;
       s.endpoint.host = "127.0.0.1";
       s.endpoint.port = spawned_->port(i);
@@ -493,9 +498,10 @@ void RealBackend::server_command(const std::string& server, net::Argv argv) {
   fabric_->server_command(server, std::move(argv));
 }
 
-std::vector<std::string> RealBackend::persistence_args(const Server& s) {
+std::vector<std::string> RealBackend::persistence_args(
+    const std::vector<std::pair<std::string, std::string>>& config) {
   std::vector<std::string> args;
-  for (const auto& [name, value] : s.config)
+  for (const auto& [name, value] : config)
     if (name == "appendonly" || name == "appendfsync" || name == "save") {
       args.push_back("--" + name);
       args.push_back(value);
@@ -513,15 +519,12 @@ void RealBackend::restart(const std::string& server, Stop how) {
         TraceEvent{scheduler_->now_us(), "server_restart", "net", -1, -1, -1, server}.with(
             F::server, server));
   s.admin.reset();
-  // The persistence settings go on the command line: a server started with --appendonly no
-  // would not load its AOF, and CONFIG SET appendonly yes afterwards would rewrite it from
-  // the empty data set.
-  std::vector<std::string> persistence = persistence_args(s);
-  // A clean stop is SIGTERM (Redis' prepareForShutdown fsyncs the AOF and saves the RDB); a
-  // crash is SIGKILL. The kernel keeps what a killed process wrote, so SIGKILL stages a crash
-  // of the machine only where the two lose the same (the server_crash fault refuses the rest:
-  // appendonly yes with appendfsync everysec or no).
-  spawned_->restart(s.spawn_index, how == Stop::Clean, persistence);
+  // It restarts with the persistence settings it started with (on its command line), so that
+  // it loads what it persisted. A clean stop is SIGTERM (Redis' prepareForShutdown fsyncs the AOF
+  // and saves the RDB); a crash is SIGKILL. The kernel keeps what a killed process wrote, so
+  // SIGKILL stages a crash of the machine only where the two lose the same (the server_crash fault
+  // refuses the rest: appendonly yes with appendfsync everysec or no).
+  spawned_->restart(s.spawn_index, how == Stop::Clean);
   apply_config(s, nullptr);
 }
 

@@ -126,7 +126,8 @@ class RealBackend final : public scenario::Backend {
     std::string software;  // "valkey 8.0.1" (INFO server), "" when it could not be read
   };
   // A spawned server's persistence settings as command-line arguments (--appendonly yes ...).
-  static std::vector<std::string> persistence_args(const Server& s);
+  static std::vector<std::string> persistence_args(
+      const std::vector<std::pair<std::string, std::string>>& config);
   Server& server_named(const std::string& name);
   std::string address(const Endpoint& ep) const;
   // The admin connection, (re)opened if needed; nullptr and error set when unreachable.

@@ -175,7 +175,8 @@ std::string SpawnedServers::find_server(ServerProgram program) {
 }
 
 SpawnedServers::SpawnedServers(size_t count, std::vector<std::string> extra_args,
-                               ServerProgram program)
+                               ServerProgram program,
+                               std::vector<std::vector<std::string>> server_args)
     : program_(program), extra_args_(std::move(extra_args)) {
   const std::string name = program_binary(program_);
   binary_ = find_server(program_);
@@ -183,6 +184,8 @@ SpawnedServers::SpawnedServers(size_t count, std::vector<std::string> extra_args
     throw BackendError(name + " not found in PATH: install " + name + " (script/bootstrap does)");
   install_handlers();
   servers_.resize(count);
+  for (size_t i = 0; i < count && i < server_args.size(); i++)
+    servers_[i].args = std::move(server_args[i]);
   try {
     for (Server& s : servers_) {
       char tmpl[] = "/tmp/redlab-redis-XXXXXX";
@@ -219,7 +222,7 @@ pid_t SpawnedServers::launch(const Server& s) const {
                                    "--dir",
                                    s.dir};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
-  args.insert(args.end(), s.restart_args.begin(), s.restart_args.end());
+  args.insert(args.end(), s.args.begin(), s.args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -330,7 +333,7 @@ void SpawnedServers::kill_server(size_t index) {
   stop_one(servers_.at(index), 0);
 }
 
-void SpawnedServers::restart(size_t index, bool clean, std::vector<std::string> extra_args) {
+void SpawnedServers::restart(size_t index, bool clean) {
   Server& s = servers_.at(index);
   // Redis answers a SIGTERM it cannot honour ("Error trying to save the DB, can't exit") by
   // running on; the kill after the grace period would then pass a crash off as a clean
@@ -342,7 +345,6 @@ void SpawnedServers::restart(size_t index, bool clean, std::vector<std::string> 
                        std::to_string(kStopGraceMs) + " ms of SIGTERM and was killed" +
                        (tail.empty() ? "" : ": " + tail));
   }
-  s.restart_args = std::move(extra_args);
   start_one(s, true);
 }
 

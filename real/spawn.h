@@ -36,11 +36,14 @@ std::optional<ServerProgram> spawn_program(const std::string& backend);
 
 class SpawnedServers {
  public:
-  // Starts count servers of the program, each with these extra `--name value` arguments.
-  // Throws scenario::BackendError ("redis-server not found in PATH: ...", "valkey-server on
-  // port P exited: <log line>", "redis-server on port P did not answer PING within 5000 ms").
+  // Starts count servers of the program, each with these extra `--name value` arguments, and
+  // server i after them with server_args[i] if given (its persistence settings: it starts, and
+  // restarts, with them). Throws scenario::BackendError ("redis-server not found in PATH: ...",
+  // "valkey-server on port P exited: <log line>", "redis-server on port P did not answer PING
+  // within 5000 ms").
   explicit SpawnedServers(size_t count, std::vector<std::string> extra_args = {},
-                          ServerProgram program = ServerProgram::redis);
+                          ServerProgram program = ServerProgram::redis,
+                          std::vector<std::vector<std::string>> server_args = {});
   ~SpawnedServers();
   SpawnedServers(const SpawnedServers&) = delete;
   SpawnedServers& operator=(const SpawnedServers&) = delete;
@@ -53,12 +56,12 @@ class SpawnedServers {
   std::string log_tail(size_t index) const;
 
   // Stops a server (clean: SIGTERM, a SHUTDOWN that saves what its persistence settings
-  // save; else SIGKILL, a crash) and starts it again on the same port and directory, with
-  // these extra arguments (its persistence settings, so that it loads what was persisted);
-  // returns once it answers PING. Throws BackendError if it does not come back, or if a clean
-  // stop failed (the server did not exit within kStopGraceMs of SIGTERM, e.g. "Error trying to
-  // save the DB, can't exit", and was killed: what it was to save on the way down is lost).
-  void restart(size_t index, bool clean = false, std::vector<std::string> extra_args = {});
+  // save; else SIGKILL, a crash) and starts it again on the same port and directory, with the
+  // same arguments (so that it loads what was persisted); returns once it answers PING.
+  // Throws BackendError if it does not come back, or if a clean stop failed (the server did
+  // not exit within kStopGraceMs of SIGTERM, e.g. "Error trying to save the DB, can't exit",
+  // and was killed: what it was to save on the way down is lost).
+  void restart(size_t index, bool clean = false);
   // Kills a server (SIGKILL) and reaps it; tests use this to stage a crash.
   void kill_server(size_t index);
   // Stops every server (SIGTERM, SIGKILL after grace_ms) and removes the directories.
@@ -81,7 +84,7 @@ class SpawnedServers {
     pid_t pid = -1;
     std::string dir;
     std::string log_path;
-    std::vector<std::string> restart_args;  // after a restart: the extra arguments it was given
+    std::vector<std::string> args;  // its own arguments, after the common extra_args_
   };
   // Forks and execs redis-server for s (port and dir set); returns the pid.
   pid_t launch(const Server& s) const;

@@ -657,6 +657,25 @@ TEST(RealSpawn, StartsAnswersAndStops) {
   for (const std::string& dir : dirs) EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
 }
 
+// A server's own arguments (its persistence settings) are on its command line from its start
+// and at every restart: a clean restart (SIGTERM) loads what it persisted.
+TEST(RealSpawn, CleanRestartKeepsWhatTheServerPersisted) {
+  SpawnedServers servers(1, {}, ServerProgram::redis, {{"--appendonly", "yes"}});
+  auto conn = plain_conn(servers.port(0));
+  ASSERT_TRUE(conn);
+  EXPECT_EQ(cmd(*conn, {"CONFIG", "GET", "appendonly"}),
+            Reply::array({Reply::bulk("appendonly"), Reply::bulk("yes")}));
+  EXPECT_EQ(cmd(*conn, {"SET", "k", "v"}), Reply::ok());
+  pid_t old_pid = servers.pid(0);
+  servers.restart(0, true);
+  EXPECT_NE(servers.pid(0), old_pid);
+  auto fresh = plain_conn(servers.port(0));
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(cmd(*fresh, {"GET", "k"}), Reply::bulk("v"));
+  EXPECT_EQ(cmd(*fresh, {"CONFIG", "GET", "appendonly"}),
+            Reply::array({Reply::bulk("appendonly"), Reply::bulk("yes")}));
+}
+
 // Redis answers a SIGTERM it cannot honour by running on ("Error trying to save the DB, can't
 // exit"): a clean restart that then killed it would pass a crash off as a clean shutdown and
 // lose what the shutdown was to save. It says so instead.
@@ -904,6 +923,27 @@ TEST(RealBackendTest, UrlRefusesWhatNeedsOwnedServers) {
     backend.finish();
   }
   EXPECT_EQ(cmd(*user, {"CONFIG", "GET", "maxmemory-policy"}), old_policy);
+}
+
+// A server whose config persists starts with it on its command line (no AOF rewrite to wait
+// for) and keeps its data over a clean restart; another server of the run is unaffected.
+TEST(RealBackendTest, SpawnedServerThatPersistsKeepsItsDataOverACleanRestart) {
+  RealBackend backend({"spawn", false});
+  Scheduler scheduler;
+  std::vector<scenario::Backend::ConfigRefusal> refused;
+  backend.start(scheduler, nullptr, 1,
+                {{"m1", {{"appendonly", "yes"}, {"appendfsync", "always"}}, 0}, {"m2", {}, 0}}, {},
+                refused);
+  EXPECT_TRUE(refused.empty());
+  EXPECT_EQ(backend.admin("m1", {"CONFIG", "GET", "appendonly"}).elements.at(1),
+            Reply::bulk("yes"));
+  EXPECT_EQ(backend.admin("m2", {"CONFIG", "GET", "appendonly"}).elements.at(1), Reply::bulk("no"));
+  EXPECT_EQ(backend.admin("m1", {"SET", "k", "v"}), Reply::ok());
+  backend.restart("m1", scenario::Backend::Stop::Clean);
+  EXPECT_EQ(backend.admin("m1", {"GET", "k"}), Reply::bulk("v"));
+  EXPECT_EQ(backend.admin("m1", {"CONFIG", "GET", "appendfsync"}).elements.at(1),
+            Reply::bulk("always"));
+  backend.finish();
 }
 
 TEST(RealBackendTest, SpawnStartsOneServerPerDeclaredServer) {
