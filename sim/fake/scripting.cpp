@@ -106,6 +106,15 @@ enum ScriptFlag : uint32_t {
   kAllowCrossSlotKeys = 1u << 5,
 };
 
+// scripts_flags_def: the flags' names, in Redis' order (the shebang, register_function and
+// FUNCTION LIST read or show them).
+constexpr std::pair<const char*, uint32_t> kScriptFlagNames[] = {
+    {"no-writes", kNoWrites},
+    {"allow-oom", kAllowOom},
+    {"allow-stale", kAllowStale},
+    {"no-cluster", kNoCluster},
+    {"allow-cross-slot-keys", kAllowCrossSlotKeys}};
+
 // Commands Redis 7.0 refuses from scripts (its "noscript" flag). Our command table may not
 // carry kNoScript for all of them (the blocking list and zset commands, for instance), so
 // the list is kept here too.
@@ -1259,12 +1268,6 @@ constexpr const char* kBadNameError =
 
 // luaRegisterFunctionReadFlags: the flags table on top of the stack; false on an unknown flag.
 bool read_function_flags(lua_State* L, uint32_t& flags) {
-  static const std::pair<const char*, uint32_t> kFlagNames[] = {
-      {"no-writes", kNoWrites},
-      {"allow-oom", kAllowOom},
-      {"allow-stale", kAllowStale},
-      {"no-cluster", kNoCluster},
-      {"allow-cross-slot-keys", kAllowCrossSlotKeys}};
   flags = 0;
   // Bounded by the table's array part: it ends at the first nil.
   for (int j = 1;; j++) {
@@ -1280,7 +1283,7 @@ bool read_function_flags(lua_State* L, uint32_t& flags) {
     }
     const char* flag = lua_tostring(L, -1);
     uint32_t bit = 0;
-    for (const auto& [name, value] : kFlagNames)
+    for (const auto& [name, value] : kScriptFlagNames)
       if (strcasecmp(name, flag) == 0) bit = value;
     lua_pop(L, 1);
     if (!bit) return false;
@@ -1829,12 +1832,6 @@ std::optional<std::string> parse_shebang(std::string_view body, uint32_t& flags,
   if (!parts || parts->empty()) return "Invalid engine in script shebang";
   if ((*parts)[0] != "#!lua") return "Unexpected engine in script shebang: " + (*parts)[0];
   flags &= ~kCompatMode;
-  static const std::pair<const char*, uint32_t> kFlags[] = {
-      {"no-writes", kNoWrites},
-      {"allow-oom", kAllowOom},
-      {"allow-stale", kAllowStale},
-      {"no-cluster", kNoCluster},
-      {"allow-cross-slot-keys", kAllowCrossSlotKeys}};
   for (size_t j = 1; j < parts->size(); j++) {
     std::string_view part = (*parts)[j];
     if (part.substr(0, 6) != "flags=") return "Unknown lua shebang option: " + (*parts)[j];
@@ -1845,7 +1842,7 @@ std::optional<std::string> parse_shebang(std::string_view body, uint32_t& flags,
       size_t comma = list.find(',');
       std::string_view name = list.substr(0, comma);
       uint32_t bit = 0;
-      for (const auto& [flag_name, flag_bit] : kFlags)
+      for (const auto& [flag_name, flag_bit] : kScriptFlagNames)
         if (name == flag_name) bit = flag_bit;
       if (!bit) return "Unexpected flag in script shebang: " + std::string(name);
       flags |= bit;
@@ -2381,14 +2378,8 @@ void function_help(Ctx& c) {
 
 // A function's flags as FUNCTION LIST shows them (functionListReplyFlags), in Redis' order.
 Reply function_flags_reply(uint32_t flags) {
-  static const std::pair<const char*, uint32_t> kFlagNames[] = {
-      {"no-writes", kNoWrites},
-      {"allow-oom", kAllowOom},
-      {"allow-stale", kAllowStale},
-      {"no-cluster", kNoCluster},
-      {"allow-cross-slot-keys", kAllowCrossSlotKeys}};
   std::vector<Reply> out;
-  for (const auto& [name, bit] : kFlagNames)
+  for (const auto& [name, bit] : kScriptFlagNames)
     if (flags & bit) out.push_back(Reply::status(name));
   return Reply::array(std::move(out));
 }
