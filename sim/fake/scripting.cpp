@@ -2161,7 +2161,23 @@ int protected_load(lua_State* L) {
   return 0;
 }
 
-// Runs a library's code; what it registered is in `loading` (refs to unref on failure).
+// Unrefs the callbacks a library that failed to load had registered.
+void drop_registered(ScriptingState& st, LoadingLibrary& loading) {
+  for (FunctionDef& f : loading.registered) luaL_unref(st.lua, LUA_REGISTRYINDEX, f.ref);
+  loading.registered.clear();
+}
+
+// Unlinks a library and its functions (libraryUnlink), unref'ing their callbacks.
+void delete_library(ScriptingState& st, decltype(ScriptingState::libraries)::iterator lib) {
+  for (const std::string& key : lib->second.functions) {
+    auto f = st.functions.find(key);
+    if (st.lua && f->second.ref != LUA_NOREF) luaL_unref(st.lua, LUA_REGISTRYINDEX, f->second.ref);
+    st.functions.erase(f);
+  }
+  st.libraries.erase(lib);
+}
+
+// Runs a library's code; what it registered is in `loading` (nothing, on failure).
 bool run_library_code(ScriptingState& st, std::string_view code, LoadingLibrary& loading,
                       std::string& error) {
   st.open_lua();
@@ -2177,8 +2193,7 @@ bool run_library_code(ScriptingState& st, std::string_view code, LoadingLibrary&
     lua_settop(st.lua, 0);
   }
   if (!error.empty()) {
-    for (FunctionDef& f : loading.registered) luaL_unref(st.lua, LUA_REGISTRYINDEX, f.ref);
-    loading.registered.clear();
+    drop_registered(st, loading);
     return false;
   }
   return true;
@@ -2228,9 +2243,6 @@ bool create_library(ScriptingState& st, std::string_view code, bool replace, std
   }
   LoadingLibrary loading;
   if (!run_library_code(st, code.substr(code_offset), loading, error)) return false;
-  auto drop = [&] {
-    for (FunctionDef& f : loading.registered) luaL_unref(st.lua, LUA_REGISTRYINDEX, f.ref);
-  };
   if (loading.registered.empty()) {
     error = "No functions registered";
     return false;
@@ -2241,18 +2253,11 @@ bool create_library(ScriptingState& st, std::string_view code, bool replace, std
     auto it = st.functions.find(to_lower(f.name));
     if (it != st.functions.end() && it->second.library != name) {
       error = "Function " + f.name + " already exists";
-      drop();
+      drop_registered(st, loading);
       return false;
     }
   }
-  if (old != st.libraries.end()) {
-    for (const std::string& key : old->second.functions) {
-      auto it = st.functions.find(key);
-      if (it->second.ref != LUA_NOREF) luaL_unref(st.lua, LUA_REGISTRYINDEX, it->second.ref);
-      st.functions.erase(it);
-    }
-    st.libraries.erase(old);
-  }
+  if (old != st.libraries.end()) delete_library(st, old);
   Library lib{name, std::string(code), {}};
   for (FunctionDef& f : loading.registered) {
     f.library = name;
@@ -2474,13 +2479,7 @@ void function_command(Ctx& c) {
   if (name == "delete") {
     auto it = st.libraries.find(c.arg(2));
     if (it == st.libraries.end()) return c.reply_error("ERR Library not found");
-    for (const std::string& key : it->second.functions) {
-      auto f = st.functions.find(key);
-      if (st.lua && f->second.ref != LUA_NOREF)
-        luaL_unref(st.lua, LUA_REGISTRYINDEX, f->second.ref);
-      st.functions.erase(f);
-    }
-    st.libraries.erase(it);
+    delete_library(st, it);
     c.server.note_functions_changed();
     return c.reply_ok();
   }
