@@ -1936,6 +1936,29 @@ bool normalize_sha(std::string_view in, char out[41]) {
 // ---------------------------------------------------------------------------------------
 
 // evalGenericCommand for EVAL, EVALSHA, EVAL_RO and EVALSHA_RO.
+// Runs c's EVAL or FCALL (name: the SHA-1 or the function's name, for errors): inside EXEC to
+// its end at once, since the transaction's reply array waits for this one; else as the
+// server's long-running job, which answers when it ends.
+void run_script_job(Ctx& c, std::string_view name, int ref, size_t numkeys, bool read_only,
+                    bool function_call) {
+  TimeUs base_cost_us = c.server.service_time(c.cmd, c.argv);
+  if (c.in_exec) {
+    ScriptJob job(shared_state_of(c.server), c.server, c.client.id, c.client.db, name, ref, c.argv,
+                  numkeys, read_only, false, base_cost_us, function_call);
+    bool done = false;
+    TimeUs t = c.now_us;
+    for (int i = 0; i < kSyncResumesMax && !done; i++) t += job.resume(c.server, t, kNever, done);
+    REDLAB_ASSERT(done && "a script inside EXEC runs to its end in one resume");
+    return c.reply(job.take_result());
+  }
+  c.server.start_long_running(
+      c.client.id,
+      std::make_unique<ScriptJob>(shared_state_of(c.server), c.server, c.client.id, c.client.db,
+                                  name, ref, c.argv, numkeys, read_only, true, base_cost_us,
+                                  function_call),
+      c.now_us);
+}
+
 void eval_generic(Ctx& c, bool by_sha, bool ro_command) {
   char sha[41];
   if (by_sha && !normalize_sha(c.arg(1), sha)) return c.reply_error(err::kNoScript);
@@ -1964,24 +1987,8 @@ void eval_generic(Ctx& c, bool by_sha, bool ro_command) {
   if (!(script->flags & kCompatMode) && !(script->flags & kNoWrites) && ro_command)
     return c.reply_error("ERR Can not execute a script with write flag using *_ro command.");
   bool read_only = ro_command || (script->flags & kNoWrites);
-  TimeUs base_cost_us = c.server.service_time(c.cmd, c.argv);
-  if (c.in_exec) {
-    // Inside EXEC the transaction's reply array waits for this one: run it all now.
-    ScriptJob job(shared_state_of(c.server), c.server, c.client.id, c.client.db,
-                  std::string_view(sha, 40), script->ref, c.argv, static_cast<size_t>(numkeys),
-                  read_only, false, base_cost_us);
-    bool done = false;
-    TimeUs t = c.now_us;
-    for (int i = 0; i < kSyncResumesMax && !done; i++) t += job.resume(c.server, t, kNever, done);
-    REDLAB_ASSERT(done && "a script inside EXEC runs to its end in one resume");
-    return c.reply(job.take_result());
-  }
-  c.server.start_long_running(
-      c.client.id,
-      std::make_unique<ScriptJob>(shared_state_of(c.server), c.server, c.client.id, c.client.db,
-                                  std::string_view(sha, 40), script->ref, c.argv,
-                                  static_cast<size_t>(numkeys), read_only, true, base_cost_us),
-      c.now_us);
+  run_script_job(c, std::string_view(sha, 40), script->ref, static_cast<size_t>(numkeys), read_only,
+                 false);
 }
 
 void eval_command(Ctx& c) {
@@ -2303,22 +2310,7 @@ void fcall_generic(Ctx& c, bool ro_command) {
     return c.reply_error("ERR Can not execute a script with write flag using *_ro command.");
   ensure_functions(st);
   bool read_only = ro_command || (f.flags & kNoWrites);
-  TimeUs base_cost_us = c.server.service_time(c.cmd, c.argv);
-  if (c.in_exec) {
-    ScriptJob job(shared_state_of(c.server), c.server, c.client.id, c.client.db, f.name, f.ref,
-                  c.argv, static_cast<size_t>(*numkeys), read_only, false, base_cost_us, true);
-    bool done = false;
-    TimeUs t = c.now_us;
-    for (int i = 0; i < kSyncResumesMax && !done; i++) t += job.resume(c.server, t, kNever, done);
-    REDLAB_ASSERT(done && "a function inside EXEC runs to its end in one resume");
-    return c.reply(job.take_result());
-  }
-  c.server.start_long_running(
-      c.client.id,
-      std::make_unique<ScriptJob>(shared_state_of(c.server), c.server, c.client.id, c.client.db,
-                                  f.name, f.ref, c.argv, static_cast<size_t>(*numkeys), read_only,
-                                  true, base_cost_us, true),
-      c.now_us);
+  run_script_job(c, f.name, f.ref, static_cast<size_t>(*numkeys), read_only, true);
 }
 
 void fcall_command(Ctx& c) {
