@@ -199,10 +199,6 @@ void Client::sleep_ctx(const Context& ctx, TimeUs delay_us, std::function<void(E
 }
 
 void Client::get_conn(const Context& ctx, TraceTag tag, Pool::GetDone done) {
-  // waitTurn's first select: a cancelled context fails the call before it takes a turn, even
-  // with connections free (a passed deadline likewise, in Pool::get).
-  if (ctx.err(process_.now_us()) == ErrorKind::Canceled)
-    return done(nullptr, Error::make(ErrorKind::Canceled));
   std::weak_ptr<bool> alive = alive_;
   pool_->get(
       ctx.deadline_us, tag,

@@ -70,12 +70,8 @@ struct Context {
   // The Go context the call was given, when it can be cancelled (context.h); nullptr: only
   // deadline_us (context.Background(), or WithDeadline of it).
   std::shared_ptr<ContextState> state = nullptr;
-  // ctx.Err() at now_us: None, Canceled or ContextDeadline.
-  ErrorKind err(TimeUs now_us) const {
-    ErrorKind e = state ? state->err(now_us) : ErrorKind::None;
-    if (e == ErrorKind::None && deadline_us <= now_us) return ErrorKind::ContextDeadline;
-    return e;
-  }
+  // ctx.Err() at now_us: None, Canceled or ContextDeadline (context_err, context.h).
+  ErrorKind err(TimeUs now_us) const { return context_err(deadline_us, state.get(), now_us); }
 };
 
 struct Result {

@@ -47,6 +47,18 @@ ErrorKind ContextState::err(TimeUs now_us) const {
   return canceled ? ErrorKind::Canceled : ErrorKind::ContextDeadline;
 }
 
+TimeUs ContextState::canceled_at_us() const {
+  auto [at, canceled] = done_at();
+  return canceled ? at : kTimeNeverUs;
+}
+
+ErrorKind context_err(TimeUs deadline_us, const ContextState* state, TimeUs now_us) {
+  const TimeUs canceled_at = state ? state->canceled_at_us() : kTimeNeverUs;
+  if (deadline_us <= now_us && deadline_us <= canceled_at) return ErrorKind::ContextDeadline;
+  if (canceled_at <= now_us) return ErrorKind::Canceled;
+  return ErrorKind::None;
+}
+
 void ContextState::cancel(TimeUs now_us) {
   if (done_at().first <= now_us) return;  // already done: Err() keeps its first answer
   canceled_at_us_ = now_us;

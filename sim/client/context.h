@@ -46,6 +46,9 @@ class ContextState : public std::enable_shared_from_this<ContextState> {
   // Err() at `now_us`: None while not done; else Canceled or ContextDeadline, whichever of a
   // cancel (its own or an ancestor's) and a deadline came first.
   ErrorKind err(TimeUs now_us) const;
+  // When a cancel (its own or an ancestor's) ended it: kTimeNeverUs if none has, or if a
+  // deadline ended it first.
+  TimeUs canceled_at_us() const;
   // The CancelFunc: the context and its descendants are done from now on (a second call, or
   // one after its deadline, changes nothing). Runs the listeners of every context it ends.
   void cancel(TimeUs now_us);
@@ -86,5 +89,11 @@ class ContextState : public std::enable_shared_from_this<ContextState> {
   // parent's end (kTimeNeverUs while none of them happened).
   std::pair<TimeUs, bool> done_at() const;  // (time, by a cancel)
 };
+
+// ctx.Err() at now_us of a call's context: `state` (nullptr: never cancelled) with a deadline
+// of `deadline_us`, the earliest of the call's own (WithTimeout of state) and state's. A child
+// keeps the first of its deadline and its parent's end: a deadline up to the cancel's moment
+// wins (a tie: the deadline, as in ContextState).
+ErrorKind context_err(TimeUs deadline_us, const ContextState* state, TimeUs now_us);
 
 }  // namespace redlab::client

@@ -70,9 +70,10 @@ void Pool::get(TimeUs deadline_us, TraceTag tag, GetDone done,
                std::shared_ptr<ContextState> cancel) {
   TimeUs now = process_.now_us();
   if (closed_) return done(nullptr, Error::make(ErrorKind::Closed));
-  if (deadline_us <= now) return done(nullptr, Error::make(ErrorKind::ContextDeadline));
-  if (cancel && cancel->err(now) != ErrorKind::None)
-    return done(nullptr, Error::make(cancel->err(now)));
+  // waitTurn's first select: a context already done fails the call before it takes a turn,
+  // even with connections free, with whichever of its deadline and a cancel came first.
+  if (ErrorKind err = context_err(deadline_us, cancel.get(), now); err != ErrorKind::None)
+    return done(nullptr, Error::make(err));
   if (turns_used_ < options_.pool_size) {
     turns_used_++;
     return got_turn(deadline_us, tag, std::move(done));

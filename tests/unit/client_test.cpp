@@ -639,6 +639,29 @@ TEST_F(StalledServerTest, ACancelDoesNotEndAReadButEndsTheNextBackoff) {
   EXPECT_EQ(events("command", "app", 5).size(), 1u);  // no second attempt
 }
 
+// A call's own timeout is context.WithTimeout(ctx): a child whose Err() is fixed by whichever
+// came first. Its deadline (1 s) passed before the parent's cancel (2 s), so when the read in
+// flight ends (ReadTimeout, 3 s) the backoff finds "context deadline exceeded", not the cancel.
+TEST_F(StalledServerTest, ACallsOwnDeadlineBeforeItsContextsCancelIsADeadline) {
+  Options o = Options::go_redis_v9();
+  o.min_retry_backoff_us = o.max_retry_backoff_us = ms_to_us(8);
+  Client& c = make_client("app", o);
+  warm_then_stall({&c});
+  auto ctx = ContextState::derive(nullptr, kTimeNeverUs);
+  std::optional<Outcome> incr;
+  TimeUs t = ms_to_us(2);
+  Context call{seconds_to_us(1), 5, {}};
+  call.state = ctx;
+  command_at(t, c, {"INCR", "n"}, incr, call);
+  scheduler.schedule_at(seconds_to_us(2), [&] { ctx->cancel(scheduler.now_us()); });
+  scheduler.run_until(seconds_to_us(30));
+  ASSERT_TRUE(incr);
+  EXPECT_EQ(incr->at_us, t + seconds_to_us(3));
+  EXPECT_EQ(incr->result.error.kind, ErrorKind::ContextDeadline);
+  EXPECT_EQ(incr->result.error.text, "context deadline exceeded");
+  EXPECT_EQ(events("command", "app", 5).size(), 1u);
+}
+
 // internal.Sleep(ctx, backoff): a cancel in the middle of a backoff ends it there.
 TEST_F(StalledServerTest, ACancelEndsABackoffInTheMiddle) {
   Options o = Options::go_redis_v9();
