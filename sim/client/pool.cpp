@@ -83,6 +83,7 @@ void Pool::get(TimeUs deadline_us, TraceTag tag, GetDone done,
   w.tag = tag;
   w.done = std::move(done);
   w.deadline_us = deadline_us;
+  w.since_us = now;
   TimeUs pool_deadline = add_saturating_us(now, options_.pool_timeout_us);
   bool pool_timeout_first = pool_deadline <= deadline_us;
   TimeUs wake = std::min(pool_deadline, deadline_us);
@@ -128,7 +129,8 @@ void Pool::wait_ended(uint64_t id, ErrorKind kind) {
   bool pool_timeout = kind == ErrorKind::PoolTimeout;
   if (pool_timeout) counters_.timeouts++;
   if (tracer_.on()) {
-    // pool_wait_deadline: the call's context ended the wait (error_class says how).
+    // pool_wait_deadline: the call's context ended the wait (error_class says how). Its
+    // duration is the wait's own: PoolTimeout only when that ended it.
     TraceEvent e =
         tracer_.make(pool_timeout ? "pool_timeout" : "pool_wait_deadline", -1, gone.tag.step,
                      gone.tag.attempt, Error::make(kind).text, gone.tag.actor);
@@ -136,7 +138,7 @@ void Pool::wait_ended(uint64_t id, ErrorKind kind) {
     tracer_.emit(std::move(e)
                      .with(F::error, Error::make(kind).text)
                      .with(F::error_class, error_class(kind))
-                     .with(F::duration_us, options_.pool_timeout_us));
+                     .with(F::duration_us, process_.now_us() - gone.since_us));
   }
   if (pool_timeout) stats_changed();
   gone.done(nullptr, Error::make(kind));

@@ -101,6 +101,7 @@ class Pool {
     uint64_t id = 0;
     TraceTag tag;
     TimeUs deadline_us = kTimeNeverUs;  // the caller's own deadline, kept for its turn
+    TimeUs since_us = 0;                // when it began to wait
     GetDone done;
     net::Process::TimerId timer = 0;
     int64_t span = 0;                   // pool_wait .. the end of the wait, in the trace

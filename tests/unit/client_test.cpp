@@ -536,6 +536,10 @@ TEST_F(ClientTest, PoolWaitEndsAtTheContextDeadline) {
   EXPECT_EQ(get->at_us, ms_to_us(500));
   EXPECT_EQ(get->result.error.kind, ErrorKind::ContextDeadline);
   EXPECT_EQ(c.pool_stats().timeouts, 0u);
+  auto ended = events("pool_wait_deadline", "app", 2);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].str_or(F::error_class), "context_deadline");
+  EXPECT_EQ(ended[0].num_or(F::duration_us, -1), ms_to_us(499));  // waited from 1 ms
 }
 
 // ---------------------------------------------------------------------------------------
@@ -611,6 +615,7 @@ TEST_F(ClientTest, ACancelEndsAPoolWait) {
   auto ended = events("pool_wait_deadline", "app", 2);
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(ended[0].str_or(F::error_class), "context_canceled");
+  EXPECT_EQ(ended[0].num_or(F::duration_us, -1), ms_to_us(49));  // the wait, not PoolTimeout
   EXPECT_EQ(c.pool_stats().timeouts, 0u);
   EXPECT_EQ(c.pool().waiters(), 0u);
 }
