@@ -852,11 +852,12 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   }
 
   // ---- Violation markers, placed before the rows: their labels take their room first ----
-  // A red label and the span's bar on every lane concerned: its actors', the servers', and a
-  // resource's that took the wrong write. Per lane the markers go left to right, each label in
-  // the room its band has left; drawn on top of the rows after them (the moment of failure
-  // must not hide under a busy row), but their room is taken first, so an item's text or a
-  // fence never pushes a violation's words away.
+  // A red label and the span's bar on every lane concerned: its actors', one server's (the
+  // first in view: the servers hold one store between them, and five Redlock masters would
+  // say it five times), and a resource's that took the wrong write. Per lane the markers go left to
+  // right, each label in the room its band has left; drawn on top of the rows after them (the
+  // moment of failure must not hide under a busy row), but their room is taken first, so an item's
+  // text or a fence never pushes a violation's words away.
   struct MarkerPlan {
     size_t lane = 0, violation = 0;
     float x0 = 0, x1 = 0, top = 0, bottom = 0, bar_h = 0;
@@ -868,6 +869,9 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
   {
     const auto& violations = model.violations();
     std::vector<std::vector<size_t>> by_lane(lane_count);
+    size_t server_lane = lane_count;
+    for (size_t li = 0; li < lane_count && server_lane == lane_count; li++)
+      if (lanes[li].kind == LaneKind::server && lay[li].visible()) server_lane = li;
     for (size_t vi : model.violations_by_start()) {  // so each lane's list is in time order
       const ViolationRegion& v = violations[vi];
       if (v.to_us < from_us || v.from_us > cull_to_us) continue;
@@ -876,8 +880,7 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
           by_lane[static_cast<size_t>(lay[li].slot)].push_back(vi);
       for (int32_t li : v.resource_lanes)
         if (static_cast<size_t>(li) < lane_count) by_lane[static_cast<size_t>(li)].push_back(vi);
-      for (size_t li = 0; li < lane_count; li++)
-        if (lanes[li].kind == LaneKind::server) by_lane[li].push_back(vi);
+      if (server_lane < lane_count) by_lane[server_lane].push_back(vi);
     }
     const float pad_px = 3 * scale;
     for (size_t li = 0; li < by_lane.size(); li++) {

@@ -98,7 +98,7 @@ struct DrawRecord {
     bool future = false;  // after the horizon, drawn faint
   };
   std::vector<Region> violations;
-  // A violation's marker on one lane it concerns (its actors' lanes and the server lanes):
+  // A violation's marker on one lane it concerns (its actors' lanes and one server lane):
   // the label (the violation's text, elided to the room before the lane's next marker; ""
   // when there is none) and the bar under the span it covers.
   struct Marker {
