@@ -37,18 +37,6 @@ void help_marker(const char* text) {
 
 const char* lang_names[][2] = {{"en", "English"}, {"ru", "Русский"}, {"cs", "Čeština"}};
 
-// A library topic in words (the scenario files name them in English).
-std::string topic_words(const std::string& topic, Lang lang) {
-  if (topic == "clients") return tr(S::topic_clients, lang);
-  if (topic == "locks") return tr(S::topic_locks, lang);
-  if (topic == "messaging") return tr(S::topic_messaging, lang);
-  if (topic == "transactions") return tr(S::topic_transactions, lang);
-  if (topic == "scripts") return tr(S::topic_scripts, lang);
-  if (topic == "atomicity") return tr(S::topic_atomicity, lang);
-  if (topic == "other") return tr(S::topic_other, lang);
-  return topic;
-}
-
 // A variant's value in words (its label from the scenario, else the value itself).
 std::string value_words(const scenario::Variant& v, const std::string& value,
                         const std::string& lang) {

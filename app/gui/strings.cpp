@@ -142,6 +142,13 @@ std::string ruler_words(TimeUs t, Lang lang) {
   return std::to_string(t) + " " + tr(S::unit_us, lang);
 }
 
+std::string topic_words(const std::string& topic, Lang lang) {
+  for (S id : {S::topic_clients, S::topic_locks, S::topic_messaging, S::topic_transactions,
+               S::topic_scripts, S::topic_atomicity, S::topic_other})
+    if (topic == tr(id, Lang::en)) return tr(id, lang);
+  return topic;
+}
+
 std::string names_words(const std::vector<std::string>& names, Lang lang) {
   std::string out;
   for (size_t i = 0; i < names.size(); i++) {

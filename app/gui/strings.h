@@ -459,4 +459,8 @@ std::vector<std::string> event_fields_words(
 // "A, B and C" in the language.
 std::string names_words(const std::vector<std::string>& names, Lang lang);
 
+// A library topic in words: the scenario files name it in English, as a topic_* entry's
+// English; an unknown topic is shown as it is (a test holds every scenario's topic to these).
+std::string topic_words(const std::string& topic, Lang lang);
+
 }  // namespace redlab::gui

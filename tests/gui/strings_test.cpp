@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -299,6 +300,27 @@ TEST(Strings, EveryTraceEventKindAndFieldHasWordsInEveryLanguage) {
       }
     }
   }
+}
+
+// The library groups the scenarios by topic in the chosen language: a topic without its words
+// (a new one) would show in English on a Russian or Czech screen.
+TEST(Strings, EveryScenariosTopicHasWordsInEveryLanguage) {
+  size_t scenarios = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(REDLAB_SOURCE_DIR "/scenarios")) {
+    if (entry.path().extension() != ".json") continue;
+    scenarios++;
+    const scenario::Scenario sc = scenario::load_scenario_file(entry.path().string());
+    SCOPED_TRACE(sc.id);
+    ASSERT_FALSE(sc.topic.empty());
+    EXPECT_EQ(topic_words(sc.topic, Lang::en), sc.topic);
+    for (Lang lang : {Lang::ru, Lang::cs}) {
+      EXPECT_NE(topic_words(sc.topic, lang), sc.topic) << sc.topic << " in " << lang_code(lang);
+      EXPECT_EQ(english_leaks(topic_words(sc.topic, lang), lang, {}), std::vector<std::string>{})
+          << sc.topic << " in " << lang_code(lang);
+    }
+  }
+  EXPECT_GE(scenarios, 20u);
+  EXPECT_EQ(topic_words("no-such-topic", Lang::ru), "no-such-topic");  // shown as it is
 }
 
 TEST(Strings, InspectorFieldsShowTimesInTheLanguagesUnits) {
