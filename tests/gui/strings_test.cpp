@@ -17,6 +17,7 @@
 #include "app/gui/timeline_model.h"
 #include "app/gui/verdict_words.h"
 #include "sim/scenario/engine.h"
+#include "sim/scenario/kinds.h"
 #include "sim/scenario/scenario.h"
 #include "tests/gui/english_words.h"
 
@@ -321,6 +322,18 @@ TEST(Strings, EveryScenariosTopicHasWordsInEveryLanguage) {
   }
   EXPECT_GE(scenarios, 20u);
   EXPECT_EQ(topic_words("no-such-topic", Lang::ru), "no-such-topic");  // shown as it is
+}
+
+// A fault event's `fault` is its kind's name (the registry, sim/scenario/registry.cpp): the
+// inspector shows each in words, in every language.
+TEST(Strings, EveryFaultKindHasWordsInEveryLanguage) {
+  ASSERT_GE(scenario::fault_kinds().size(), 10u);
+  for (const scenario::FaultKind* kind : scenario::fault_kinds())
+    for (Lang lang : {Lang::en, Lang::ru, Lang::cs}) {
+      const char* words = field_value_words(F::fault, kind->name, lang);
+      ASSERT_NE(words, nullptr) << kind->name << " has no words in " << lang_code(lang);
+      EXPECT_STRNE(words, "") << kind->name;
+    }
 }
 
 TEST(Strings, InspectorFieldsShowTimesInTheLanguagesUnits) {
