@@ -197,10 +197,6 @@ const ValueEntry kValues[] = {
     {F::error_class, "context_canceled", {"context cancelled", "контекст отменён", "kontext zrušen"}},
     {F::result_class, "ok", {"success (err == nil)", "успех (err == nil)", "úspěch (err == nil)"}},
     {F::result_class, "nil", {"redis.Nil: no such key or value", "redis.Nil: нет такого ключа или значения", "redis.Nil: takový klíč nebo hodnota není"}},
-    {F::result_class, "read_timeout", {"read timeout", "тайм-аут чтения", "časový limit čtení"}},
-    {F::result_class, "context_canceled", {"context cancelled", "контекст отменён", "kontext zrušen"}},
-    {F::result_class, "context_deadline", {"context deadline", "дедлайн контекста", "lhůta kontextu"}},
-    {F::result_class, "server", {"an error reply", "ответ-ошибка", "chybová odpověď"}},
     {F::source, "server", {"the server's answer after the run", "ответ сервера после прогона", "odpověď serveru po běhu"}},
     {F::error_class, "tx_failed", {"transaction failed", "транзакция не удалась", "transakce selhala"}},
     {F::error_class, "closed", {"client closed", "клиент закрыт", "klient zavřen"}},
@@ -212,6 +208,9 @@ const ValueEntry kValues[] = {
 const char* field_value_words(F field, std::string_view value, Lang lang) {
   for (const ValueEntry& e : kValues)
     if (e.field == field && e.value == value) return e.text[static_cast<size_t>(lang)];
+  // A result_class is "ok", "nil" or the error's error_class (client.h result_class): the
+  // error classes have their words once, under error_class.
+  if (field == F::result_class) return field_value_words(F::error_class, value, lang);
   return nullptr;
 }
 

@@ -16,6 +16,7 @@
 #include "app/gui/strings.h"
 #include "app/gui/timeline_model.h"
 #include "app/gui/verdict_words.h"
+#include "sim/client/errors.h"
 #include "sim/scenario/engine.h"
 #include "sim/scenario/kinds.h"
 #include "sim/scenario/scenario.h"
@@ -333,6 +334,25 @@ TEST(Strings, EveryFaultKindHasWordsInEveryLanguage) {
       const char* words = field_value_words(F::fault, kind->name, lang);
       ASSERT_NE(words, nullptr) << kind->name << " has no words in " << lang_code(lang);
       EXPECT_STRNE(words, "") << kind->name;
+    }
+}
+
+// A call's result_class is "ok", "nil" or any error class (client.h result_class): each in
+// words, like the error classes themselves.
+TEST(Strings, EveryResultAndErrorClassHasWordsInEveryLanguage) {
+  std::vector<std::string> classes = {"ok", "nil"};
+  for (auto k = static_cast<uint8_t>(client::ErrorKind::Server);
+       k <= static_cast<uint8_t>(client::ErrorKind::Closed); k++)
+    classes.push_back(client::error_class(static_cast<client::ErrorKind>(k)));
+  for (const std::string& c : classes)
+    for (Lang lang : {Lang::en, Lang::ru, Lang::cs}) {
+      ASSERT_NE(field_value_words(F::result_class, c, lang), nullptr)
+          << c << " in " << lang_code(lang);
+      if (c != "ok" && c != "nil") {
+        EXPECT_STREQ(field_value_words(F::result_class, c, lang),
+                     field_value_words(F::error_class, c, lang))
+            << c;
+      }
     }
 }
 
