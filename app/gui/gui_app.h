@@ -410,11 +410,18 @@ class App {
 
   // Inspector caches: recomputed when the playhead crosses an event or the trace changes.
   uint64_t trace_generation_ = 0;  // +1 whenever trace_ is replaced or grows
-  size_t keyspace_event_ = SIZE_MAX;
-  uint64_t keyspace_generation_ = UINT64_MAX;
+  // What a panel read at the playhead is good until: the next event, or a new trace.
+  struct AtEvent {
+    size_t event = SIZE_MAX;  // model_.first_event_after(the playhead)
+    uint64_t generation = UINT64_MAX;
+    bool operator==(const AtEvent&) const = default;
+  };
+  // True when the playhead has crossed an event or the trace changed since `read` (which
+  // then becomes now): the panel re-reads the trace.
+  bool moved_since(AtEvent& read) const;
+  AtEvent keyspace_read_;
   std::vector<ServerKeys> keyspace_;
-  size_t slowlog_event_ = SIZE_MAX;
-  uint64_t slowlog_generation_ = UINT64_MAX;
+  AtEvent slowlog_read_;
   std::vector<std::pair<std::string, std::vector<SlowlogRow>>> slowlog_;  // per observed server
 
   int64_t selected_span_event_ = -1;  // the selection whose span is in selected_span_

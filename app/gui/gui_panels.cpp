@@ -924,13 +924,17 @@ void App::draw_selected_event() {
   ImGui::PopTextWrapPos();
 }
 
+bool App::moved_since(AtEvent& read) const {
+  const AtEvent now{model_.first_event_after(view_.playhead_us), trace_generation_};
+  if (read == now) return false;
+  read = now;
+  return true;
+}
+
 void App::draw_slowlog() {
   const Lang L = ui_lang();
   // The log changes only at an event: re-read it when the playhead passes one.
-  size_t at_event = model_.first_event_after(view_.playhead_us);
-  if (at_event != slowlog_event_ || slowlog_generation_ != trace_generation_) {
-    slowlog_event_ = at_event;
-    slowlog_generation_ = trace_generation_;
+  if (moved_since(slowlog_read_)) {
     slowlog_.clear();
     for (const std::string& server : model_.servers())
       slowlog_.push_back({server, model_.server_observed(server)
@@ -977,10 +981,7 @@ void App::draw_keyspace() {
   const Lang L = ui_lang();
   // The keys change only at an event: re-read them when the playhead passes one. The TTL
   // left is the server's clock at the playhead, so it counts down between events.
-  size_t at_event = model_.first_event_after(view_.playhead_us);
-  if (at_event != keyspace_event_ || keyspace_generation_ != trace_generation_) {
-    keyspace_event_ = at_event;
-    keyspace_generation_ = trace_generation_;
+  if (moved_since(keyspace_read_)) {
     keyspace_.clear();
     for (const std::string& server : model_.servers())
       keyspace_.push_back({server, model_.server_observed(server), {}});
