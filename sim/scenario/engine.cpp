@@ -221,13 +221,17 @@ void Engine::resolve_inputs() {
   for (auto& [k, v] : result_.variant) resolved_text_.emplace(k, v);
 }
 
-std::vector<std::string> Engine::command(const Step& s, const std::string& line,
-                                         const char* key) const {
+// DEBUG SLEEP takes seconds, not a duration parameter in ms: at a time scale its line is
+// written with the file's own values (DEBUG SLEEP ${report_ms/1000}.…) and its seconds scaled
+// here, once; str() would scale the ms parameter and this the seconds again.
+template <typename W>
+Argv Engine::command_of(const Template& t, const ActorRt& a, const W& w) const {
+  const bool scaled = opt_.time_scale != 1.0;
+  const bool sleep = scaled && is_debug_sleep(t.source());
+  std::string line = sleep ? eval(t, &a, w) : str(t, &a, w);
   auto argv = split_args(line);
-  if (!argv || argv->empty()) fail(field(s, key), "\"" + line + "\" is not a command line");
-  // DEBUG SLEEP takes seconds, not a duration parameter in ms: scaled here.
-  if (opt_.time_scale != 1.0 && argv->size() == 3 && upper((*argv)[0]) == "DEBUG" &&
-      upper((*argv)[1]) == "SLEEP") {
+  if (!argv || argv->empty()) fail(w, "\"" + line + "\" is not a command line");
+  if (scaled && argv->size() == 3 && upper((*argv)[0]) == "DEBUG" && upper((*argv)[1]) == "SLEEP") {
     char* end = nullptr;
     double secs = std::strtod((*argv)[2].c_str(), &end);
     if (end && *end == '\0' && secs > 0) {
@@ -237,6 +241,22 @@ std::vector<std::string> Engine::command(const Step& s, const std::string& line,
     }
   }
   return *argv;
+}
+
+Argv Engine::command(ActorRt& a, const Step& s, const char* key) const {
+  const Template* t = s.t(key);
+  REDLAB_ASSERT(t && "a command line field the step has");
+  return command_of(*t, a, field(s, key));
+}
+
+std::vector<Argv> Engine::commands(ActorRt& a, const Step& s, const char* key) const {
+  std::vector<Argv> out;
+  if (const auto* l = s.l(key))
+    for (size_t i = 0; i < l->size(); i++)
+      out.push_back(
+          command_of((*l)[i], a,
+                     Where{s.where.pos, s.where.path + "." + key + "[" + std::to_string(i) + "]"}));
+  return out;
 }
 
 std::string Engine::step_choice(ActorRt& a, const Step& s, const char* key) const {

@@ -152,7 +152,6 @@ class Engine {
     return v;
   }
   // The line's first two words are DEBUG SLEEP (its argument may be a template with blanks).
-  // Without allocating: str() asks this of every template it evaluates at a time scale.
   static bool is_debug_sleep(std::string_view line) {
     auto word = [&line]() {
       size_t from = line.find_first_not_of(" \t");
@@ -181,12 +180,11 @@ class Engine {
   }
   // Templates become command lines, where a duration parameter (unit "ms") is an argument
   // (SET ... PX ${ttl_ms}): at a time scale it is written scaled. Expressions and conditions
-  // see the file's own values (dur_ms scales their results instead). DEBUG SLEEP's argument
-  // is seconds and command() scales it: a line that builds it from a duration parameter
-  // (DEBUG SLEEP ${report_ms/1000}.…) is written unscaled here, or it would be scaled twice.
+  // see the file's own values (dur_ms scales their results instead). DEBUG SLEEP, whose
+  // argument is seconds, is the command path's own (command_of).
   template <typename W>
   std::string str(const Template& t, const ActorRt* a, const W& w) const {
-    if (opt_.time_scale == 1.0 || is_debug_sleep(t.source())) return eval(t, a, w);
+    if (opt_.time_scale == 1.0) return eval(t, a, w);
     try {
       return t.eval([this, a](std::string_view n) -> std::optional<std::string> {
         const Param* p = sc_.param(std::string(n));
@@ -225,9 +223,13 @@ class Engine {
   // A text field with choices (FieldSpec::choices): its value, the first choice if absent; a
   // value that is none of them is a located error ("\"x\": expected del or lua").
   std::string step_choice(ActorRt& a, const Step& s, const char* key) const;
-  // A command line of a step (split like redis-cli; DEBUG SLEEP scaled): a located error if
-  // it is not one.
-  std::vector<std::string> command(const Step& s, const std::string& line, const char* key) const;
+  // A step's command line, its template field `key` (split like redis-cli): a located error if
+  // it is not one. The command path owns DEBUG SLEEP at a time scale (command_of).
+  Argv command(ActorRt& a, const Step& s, const char* key) const;
+  // Each command line of a step's list field `key`, as command().
+  std::vector<Argv> commands(ActorRt& a, const Step& s, const char* key) const;
+  template <typename W>
+  Argv command_of(const Template& t, const ActorRt& a, const W& w) const;
   static std::string upper(std::string x);
 
   // ---------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// processed_once and final_value (streams-consumer-crash, idempotency-key-crash): judged on
+// processed_once and key_final (streams-consumer-crash, idempotency-key-crash): judged on
 // small hand-made traces that must fail and must pass, and on the lessons' own runs.
 #include <gtest/gtest.h>
 
@@ -66,6 +66,17 @@ class Hand {
                   .with(F::type, "string")
                   .with(F::value, value)
                   .with(F::expire_at_ms, expire_at_ms));
+  }
+  // The engine's key_final event: the key's state when the run ends ("" type = absent).
+  void key_final(TimeUs at, const std::string& key, const std::string& value,
+                 int64_t expire_at_ms) {
+    TraceEvent e{at, "key_final", "redis", -1, -1, -1, ""};
+    e.with(F::server, "redis")
+        .with(F::key, key)
+        .with(F::source, source_ == "fake" ? "fake" : "server");
+    if (!value.empty())
+      e.with(F::type, "string").with(F::value, value).with(F::expire_at_ms, expire_at_ms);
+    t_.append(std::move(e));
   }
   void end(TimeUs at) { t_.append(TraceEvent{at, "run_end", "", -1, -1, -1, ""}); }
   CheckResult judge(const std::string& kind, const CheckArgs& a) const {
@@ -170,44 +181,67 @@ TEST(ProcessedOnce, NothingToJudgeIsNotJudged) {
   EXPECT_FALSE(r.judged);
 }
 
-TEST(FinalValue, AKeyThatEndsWithAnotherValueOrIsGoneIsAViolationSayingWhat) {
+// The idempotency record's final state (idempotency-key-crash's event_done): the verdict from
+// the key_final event, the story of an absent key from the server's own key events.
+TEST(KeyFinal, AKeyThatEndsWithAnotherValueOrIsGoneIsAViolationSayingWhat) {
+  const CheckArgs done = args({{"key", "idem:evt_1042"}, {"equals", "done"}});
   Hand started;
   started.key_set(1000, "idem:evt_1042", "started", 1767225600000 + 86400000);
+  started.key_final(40000000, "idem:evt_1042", "started", 1767225600000 + 86400000);
   started.end(40000000);
-  CheckResult r = started.judge("final_value", args({{"key", "idem:evt_1042"}, {"value", "done"}}));
+  CheckResult r = started.judge("key_final", done);
   EXPECT_TRUE(r.judged);
   EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.summary.find("ends as \"started\""), std::string::npos) << r.summary;
-  EXPECT_NE(r.summary.find("not \"done\""), std::string::npos) << r.summary;
+  EXPECT_NE(r.summary.find("idem:evt_1042 = started"), std::string::npos) << r.summary;
+  EXPECT_NE(r.summary.find("of TTL left"), std::string::npos) << r.summary;
+  EXPECT_NE(r.summary.find("expected done"), std::string::npos) << r.summary;
 
   Hand expired;
   expired.key_set(1000, "idem:evt_1042", "done", 1767225610000);
   expired.key_expired(10000000, "idem:evt_1042", "done", 1767225610000);
+  expired.key_final(40000000, "idem:evt_1042", "", -1);
   expired.end(40000000);
-  r = expired.judge("final_value", args({{"key", "idem:evt_1042"}, {"value", "done"}}));
+  r = expired.judge("key_final", done);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.summary.find("expired at 10.0 s"), std::string::npos) << r.summary;
 
   Hand never;
+  never.key_final(40000000, "idem:evt_1042", "", -1);
   never.end(40000000);
-  r = never.judge("final_value", args({{"key", "idem:evt_1042"}, {"value", "done"}}));
+  r = never.judge("key_final", done);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.summary.find("never existed"), std::string::npos) << r.summary;
 }
 
-TEST(FinalValue, TheLastValueCountsAndARealServerCannotJudgeIt) {
+TEST(KeyFinal, TheFinalValueCountsAndARealServerIsJudgedFromItsOwnAnswer) {
+  const CheckArgs done = args({{"key", "idem:evt_1042"}, {"equals", "done"}});
   Hand t;
   t.key_set(1000, "idem:evt_1042", "started", 1767225610000);
   t.key_set(7000000, "idem:evt_1042", "done", 1767225600000 + 86400000);
+  t.key_final(40000000, "idem:evt_1042", "done", 1767225600000 + 86400000);
   t.end(40000000);
-  CheckResult r = t.judge("final_value", args({{"key", "idem:evt_1042"}, {"value", "done"}}));
+  CheckResult r = t.judge("key_final", done);
   EXPECT_TRUE(r.ok) << r.summary;
 
+  // A real server: no key events, but its own answer after the run (TYPE, GET, PEXPIRETIME).
   Hand real("clients");
+  real.key_final(40000000, "idem:evt_1042", "", -1);
   real.end(40000000);
-  r = real.judge("final_value", args({{"key", "idem:evt_1042"}, {"value", "done"}}));
+  r = real.judge("key_final", done);
+  EXPECT_TRUE(r.judged);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.summary.find("idem:evt_1042 does not exist"), std::string::npos) << r.summary;
+  Hand real_done("clients");
+  real_done.key_final(40000000, "idem:evt_1042", "done", 1767225600000 + 86400000);
+  real_done.end(40000000);
+  r = real_done.judge("key_final", done);
+  EXPECT_TRUE(r.ok) << r.summary;
+
+  // No key_final event (the run ended on an error before it): nothing to judge.
+  Hand none("clients");
+  none.end(40000000);
+  r = none.judge("key_final", done);
   EXPECT_FALSE(r.judged);
-  EXPECT_TRUE(r.backend_lacks);
 }
 
 }  // namespace

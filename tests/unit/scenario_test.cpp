@@ -962,6 +962,29 @@ TEST(Scenarios, APurchaseStillUnderWayAtTheEndIsNotAStockMismatch) {
   EXPECT_NE(c.summary.find("1 more for purchases still under way"), std::string::npos) << c.summary;
 }
 
+// At a time scale DEBUG SLEEP's seconds are scaled once: a literal (pool-exhaustion's DEBUG
+// SLEEP 5) and one built from a ms parameter (timeout-does-not-cancel's
+// DEBUG SLEEP ${report_ms/1000}.…, report_ms 2000) alike; a SET PX of a ms parameter too.
+TEST(Scenarios, DebugSleepIsScaledOnceAtATimeScale) {
+  auto sleeps = [](const std::string& id, std::map<std::string, std::string> variant) {
+    RunOptions o;
+    o.seed = 1;
+    o.time_scale = 0.1;
+    o.variant = std::move(variant);
+    RunResult r = run_scenario(load(id), o);
+    TraceIndex ix(r.trace);
+    std::vector<std::string> out;
+    for (size_t i : ix.of_kind("command")) {
+      const std::vector<std::string>* argv = ix.event(i).list(F::argv);
+      if (argv && argv->size() == 3 && (*argv)[0] == "DEBUG") out.push_back((*argv)[2]);
+    }
+    return out;
+  };
+  EXPECT_EQ(sleeps("pool-exhaustion", {}), std::vector<std::string>{"0.500"});
+  EXPECT_EQ(sleeps("timeout-does-not-cancel", {{"report", "keys"}, {"deadline", "short"}}),
+            std::vector<std::string>{"0.200"});
+}
+
 TEST(Scenarios, BadRunOptionsAreClearErrors) {
   EXPECT_THROW(run("ttl-double-holder", 1, {{"release", "maybe"}}), ScenarioError);
   EXPECT_THROW(run("ttl-double-holder", 1, {{"nope", "x"}}), ScenarioError);

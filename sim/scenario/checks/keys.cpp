@@ -1,12 +1,15 @@
 // key_final: the value a key holds when the run ends, as the server itself says it.
 //
 // A counter that a retried INCR moved twice, or that a cancelled goroutine never moved, is a
-// fact about the server's keyspace at the end, not about any client's belief. The engine
-// writes that fact into the trace before the checks run (Engine::record_final_keys, below):
-// a `key_final` event per key a key_final check names, from the fake server's own keyspace,
-// or on a real server from TYPE and GET sent on redlab's own connection after the actors ended
-// (outside every client, so no retry or timeout of the model is in between). The check reads
-// only that event's typed fields.
+// fact about the server's keyspace at the end, not about any client's belief; so is an
+// idempotency record that says "done" for the day, where a bare marker either is gone with its
+// TTL or still says "taken" about a worker that died. The engine writes that fact into the
+// trace before the checks run (Engine::record_final_keys, below): a `key_final` event per key a
+// key_final check names, from the fake server's own keyspace, or on a real server from TYPE,
+// GET and PEXPIRETIME sent on redlab's own connection after the actors ended (outside every
+// client, so no retry or timeout of the model is in between). The verdict reads only that
+// event's typed fields; where the server's own key events are in the trace (the fake), they
+// tell how an absent key went away.
 #include "sim/fake/util.h"
 #include "sim/scenario/checks/common.h"
 #include "sim/scenario/engine_impl.h"
@@ -15,6 +18,31 @@ namespace redlab::scenario {
 
 namespace checks {
 namespace {
+
+// How `key` came to be absent on `server` at the end, from the server's own key events; on a
+// server whose events redlab does not see (a real one), only that it is absent.
+std::string absent_words(const TraceIndex& ix, const std::string& server, const std::string& key) {
+  if (!ix.has_server_events(server)) return key + " does not exist";
+  TimeUs gone_at = -1;
+  bool expired = false;
+  for (const KeyChange& c : ix.key_changes(server)) {
+    if (c.state.key != key || c.present) continue;
+    gone_at = c.time_us;
+    expired = c.expired;
+  }
+  if (gone_at < 0) return key + " never existed";
+  return key + (expired ? " expired" : " was deleted") + " at " + format_time(gone_at) +
+         " and is absent at the end";
+}
+
+// Its TTL at the end (the event's expire_at_ms, on the server's clock), where it has one.
+std::string ttl_words(const TraceIndex& ix, const std::string& server, const TraceEvent& e) {
+  int64_t expire_at_ms = e.num_or(F::expire_at_ms, -1);
+  if (expire_at_ms < 0) return " (no TTL)";
+  int64_t now_ms = ix.server_clock_ms(server, e.time_us);
+  if (now_ms < 0) return " (with a TTL)";
+  return " (" + format_time((expire_at_ms - now_ms) * 1000) + " of TTL left)";
+}
 
 CheckResult key_final(const CheckArgs& args, const TraceIndex& ix) {
   std::string key = arg(args, "key");
@@ -30,23 +58,26 @@ CheckResult key_final(const CheckArgs& args, const TraceIndex& ix) {
   if (!final_event)
     return not_judged("the run recorded no final value of " + key + " (it ended on an error?)");
   const TraceEvent& e = *final_event;
-  bool present = e.has(F::type);
-  std::string have = present ? std::string(e.str_or(F::value)) : "";
-  std::string where = " (" + std::string(e.str_or(F::server)) + ", at the end of the run)";
+  const std::string on(e.str_or(F::server));
+  const std::string where = " (" + on + ", at the end of the run)";
+  const std::string type(e.str_or(F::type));
+  const std::string have(e.str_or(F::value));
   CheckResult r;
-  if (!present) {
+  if (type.empty())
     r.violations.push_back(Violation{
-        e.time_us, e.time_us, {}, key + " does not exist" + where + ", expected " + want});
-  } else if (e.str_or(F::type) != "string") {
-    r.violations.push_back(Violation{e.time_us,
-                                     e.time_us,
-                                     {},
-                                     key + " holds a " + std::string(e.str_or(F::type)) + where +
-                                         ", expected the string " + want});
-  } else if (have != want) {
+        e.time_us, e.time_us, {}, absent_words(ix, on, key) + where + ", expected " + want});
+  else if (type != "string")
     r.violations.push_back(
-        Violation{e.time_us, e.time_us, {}, key + " = " + have + where + ", expected " + want});
-  }
+        Violation{e.time_us,
+                  e.time_us,
+                  {},
+                  key + " holds a " + type + where + ", expected the string " + want});
+  else if (have != want)
+    r.violations.push_back(
+        Violation{e.time_us,
+                  e.time_us,
+                  {},
+                  key + " = " + have + ttl_words(ix, on, e) + where + ", expected " + want});
   finish(r, key + " = " + have + where + ", as expected");
   return r;
 }
@@ -62,8 +93,8 @@ extern const CheckKind key_final_check;
 const CheckKind key_final_check{
     "key_final", kFields,
     "the server's own keyspace when the run ends (the key_final event: the fake's record, or on "
-    "a real server TYPE and GET on redlab's own connection after the actors ended): `key` is a "
-    "string equal to `equals`",
+    "a real server TYPE, GET and PEXPIRETIME on redlab's own connection after the actors "
+    "ended): `key` is a string equal to `equals`",
     key_final};
 
 }  // namespace checks
@@ -96,12 +127,18 @@ void Engine::record_final_keys() {
           Reply value = backend_->admin(server, {"GET", key});
           if (value.kind == Reply::Kind::Bulk) k.value = fake::string_summary(value.str);
         }
+        // PEXPIRETIME (Redis 7.0, src/expire.c): unix ms on the server's clock, -1 no TTL.
+        Reply at = backend_->admin(server, {"PEXPIRETIME", key});
+        if (at.kind == Reply::Kind::Integer) k.expire_at_ms = at.integer;
         state = std::move(k);
       }
       e.with(F::source, "server");
     }
     e.text = state ? key + " = " + state->value : key + " does not exist";
-    if (state) e.with(F::type, state->type).with(F::value, state->value);
+    if (state)
+      e.with(F::type, state->type)
+          .with(F::value, state->value)
+          .with(F::expire_at_ms, state->expire_at_ms);
     put(std::move(e));
   }
 }

@@ -14,7 +14,7 @@ using client::Result;
 void run_command(Engine& eng, ActorRt& a, const Step& s, Next k) {
   std::vector<std::string> argv;
   if (s.t("cmd"))
-    argv = eng.command(s, eng.step_str(a, s, "cmd"), "cmd");
+    argv = eng.command(a, s, "cmd");
   else
     argv = eng.step_list(a, s, "args");
   if (argv.empty()) eng.fail(s.where, "an empty command");
@@ -32,9 +32,7 @@ void run_command(Engine& eng, ActorRt& a, const Step& s, Next k) {
 }
 
 void run_pipeline(Engine& eng, ActorRt& a, const Step& s, Next k) {
-  std::vector<Argv> cmds;
-  auto lines = eng.step_list(a, s, "cmds");
-  for (auto& line : lines) cmds.push_back(eng.command(s, line, "cmds"));
+  std::vector<Argv> cmds = eng.commands(a, s, "cmds");
   ActorRt* p = &a;
   auto done = eng.guard1<client::PipelineResult>(a, [&eng, p, &s, k](client::PipelineResult r) {
     std::string text =

@@ -12,8 +12,9 @@ using client::ErrorKind;
 using client::Result;
 
 struct TxState {
-  std::vector<std::string> keys, exec;
-  std::string read;
+  std::vector<std::string> keys;
+  Argv read;  // its command lines, made once: every attempt sends the same
+  std::vector<Argv> exec;
   bool positive = true;
   bool same = true;
   int64_t max_attempts = 0;
@@ -67,9 +68,8 @@ void tx_attempt(Engine& eng, ActorRt& a, const Step& s, std::shared_ptr<TxState>
   st->span = eng.begin(
       eng.ev(a, "tx_attempt", eng.sid(s), "attempt " + std::to_string(attempt), attempt - 1)
           .with(F::tries, attempt));
-  auto read_argv = eng.command(s, st->read, "read");
-  std::vector<Argv> exec_cmds;
-  for (auto& line : st->exec) exec_cmds.push_back(eng.command(s, line, "exec"));
+  const Argv& read_argv = st->read;
+  const std::vector<Argv>& exec_cmds = st->exec;
   auto guard_ok = [st](const Result& r) -> bool {
     if (!st->positive) return true;
     if (!r.ok()) return false;
@@ -153,8 +153,8 @@ void tx_attempt(Engine& eng, ActorRt& a, const Step& s, std::shared_ptr<TxState>
 void run_watch_tx(Engine& eng, ActorRt& a, const Step& s, Next k) {
   auto st = std::make_shared<TxState>();
   st->keys = eng.step_list(a, s, "watch");
-  st->read = eng.step_str(a, s, "read");
-  st->exec = eng.step_list(a, s, "exec");
+  st->read = eng.command(a, s, "read");
+  st->exec = eng.commands(a, s, "exec");
   std::string guard_kind = eng.step_choice(a, s, "guard");
   st->positive = guard_kind == "positive";
   std::string conn = eng.step_choice(a, s, "connection");
