@@ -1812,12 +1812,15 @@ std::vector<std::pair<int64_t, int64_t>> save_points(const std::string& text) {
   return out;
 }
 
+// A copied entry shares its stream (held by pointer) with the original: it gets its own.
+void unshare(Entry& entry) {
+  if (auto* stream = std::get_if<std::shared_ptr<StreamValue>>(&entry.value.data))
+    *stream = std::make_shared<StreamValue>(**stream);
+}
+
 Db copy_db(const Db& from) {
   Db to = from;
-  // A stream is held by pointer: the copy gets its own.
-  for (auto& [key, entry] : to.dict)
-    if (auto* stream = std::get_if<std::shared_ptr<StreamValue>>(&entry.value.data))
-      *stream = std::make_shared<StreamValue>(**stream);
+  for (auto& [key, entry] : to.dict) unshare(entry);
   return to;
 }
 
@@ -1949,10 +1952,8 @@ void Server::load_persisted(const PersistedState& state, TimeUs now_us) {
     for (const auto& [key, entry] : state.dbs[i].dict) {
       // rdbLoad on a master skips keys that are already expired (the AOF replays their DEL).
       if (entry.expire_at_ms >= 0 && entry.expire_at_ms < now_ms) continue;
-      Db one;
-      one.dict.emplace(key, entry);
-      Db copy = copy_db(one);
-      Entry& loaded = dbs_[i].dict.emplace(key, std::move(copy.dict.begin()->second)).first->second;
+      Entry& loaded = dbs_[i].dict.emplace(key, entry).first->second;
+      unshare(loaded);
       if (loaded.expire_at_ms >= 0) {
         dbs_[i].expires.emplace(loaded.expire_at_ms, key);
         expire_floor_ms_ = std::min(expire_floor_ms_, loaded.expire_at_ms);
