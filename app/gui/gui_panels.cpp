@@ -107,6 +107,11 @@ std::string unit_words(const std::string& unit, Lang lang) {
   if (unit == "conns") return tr(S::unit_conns, lang);
   if (unit == "entries") return tr(S::unit_entries, lang);
   if (unit == "items") return tr(S::unit_items, lang);
+  if (unit == "batches") return tr(S::unit_batches, lang);
+  if (unit == "events") return tr(S::unit_events, lang);
+  if (unit == "messages") return tr(S::unit_messages, lang);
+  if (unit == "requests") return tr(S::unit_requests, lang);
+  if (unit == "retries") return tr(S::unit_retries, lang);
   return unit;
 }
 

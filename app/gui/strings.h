@@ -327,6 +327,16 @@ const char* lang_code(Lang lang);
   X(check_stock_matches_sales, "the stock matches the sales", "запас сходится с продажами", "zásoba sedí s prodeji") \
   X(check_all_sold, "everything sold", "продано всё", "vše prodáno") \
   X(check_retries_bounded, "retries are bounded", "повторы ограничены", "opakování jsou omezená") \
+  X(check_answered_within, "requests answered in time", "запросы получают ответ вовремя", "požadavky dostanou odpověď včas") \
+  X(check_batch_not_interleaved, "nothing runs inside a batch", "в пакет не вклиниваются чужие команды", "do dávky se nevklíní cizí příkazy") \
+  X(check_batch_round_trips, "few round trips per batch", "мало обменов с сервером на пакет", "málo výměn se serverem na dávku") \
+  X(check_dials_within, "few new connections", "мало новых соединений", "málo nových spojení") \
+  X(check_no_error_replies, "no error replies", "без ответов-ошибок", "bez chybových odpovědí") \
+  X(check_no_unseen_overwrite, "no overwrite of an unread change", "никто не затирает непрочитанное изменение", "nikdo nepřepíše nepřečtenou změnu") \
+  X(check_rate_within_limit, "the rate stays within the limit", "частота в пределах лимита", "četnost v mezích limitu") \
+  X(check_all_recorded, "every step succeeded", "все шаги удались", "všechny kroky se povedly") \
+  X(check_writes_together, "the keys change together", "ключи меняются вместе", "klíče se mění společně") \
+  X(check_no_wait_behind, "no long wait behind others", "никто не ждёт долго за чужими командами", "nikdo nečeká dlouho za cizími příkazy") \
   /* ---- The checks' verdicts in words (verdict_words.cpp) ---- */ \
   X(v_ongoing, "{0} (since {1}, not over yet)", "{0} (с {1}, ещё не закончилось)", "{0} (od {1}, ještě neskončilo)") \
   X(and_word, "and", "и", "a") \
@@ -391,6 +401,7 @@ const char* lang_code(Lang lang);
   X(v_stock_negative, "{0} went below 0 at {1} (down to {2}): more was taken than there was", "{0} ушёл ниже 0 в {1} (до {2}): взяли больше, чем было", "{0} klesl pod 0 v {1} (až na {2}): vzalo se víc, než bylo") \
   X(v_stock_negative_label, "{0} below 0", "{0} ниже 0", "{0} pod 0") \
   X(v_stock_mismatch, "{0} does not match the sales recorded", "{0} не сходится с записанными продажами", "{0} nesedí se zaznamenanými prodeji") \
+  X(v_stock_went, "{0} went from {1} to {2} ({3} taken), but {4} were recorded as sold", "{0}: было {1}, стало {2} (взято {3}), но записано продаж: {4}", "{0}: bylo {1}, je {2} (vzato {3}), ale zaznamenaných prodejů: {4}") \
   X(v_stock_ok, "the stock went down by exactly the sales, never below 0", "запас уменьшился ровно на продажи и не уходил ниже 0", "zásoba klesla přesně o prodeje a nikdy pod 0") \
   X(v_all_sold, "only {0} of {1} items were sold: the rest stayed in stock", "продано только {0} из {1}: остальное осталось на складе", "prodáno jen {0} z {1}: zbytek zůstal na skladě") \
   X(v_all_sold_label, "only {0} of {1} sold", "продано лишь {0} из {1}", "prodáno jen {0} z {1}") \
@@ -401,6 +412,58 @@ const char* lang_code(Lang lang);
   X(v_retries_label, "attempt {0}, bound {1}", "попытка {0} при пределе {1}", "pokus {0}, mez {1}") \
   X(v_retries_totals, "{0}; {1} attempts by {2} transactions, {3} EXECs aborted", "{0}; {1} попыток в {2} транзакциях, {3} EXEC прервано", "{0}; {1} pokusů v {2} transakcích, {3} EXEC přerušeno") \
   X(v_retries_ok, "no WATCH transaction retried past its bound", "ни одна транзакция WATCH не превысила предел попыток", "žádná transakce WATCH nepřekročila mez pokusů") \
+  X(a_client, "a client", "клиент", "klient") \
+  X(v_answered_late, "{0} answered {1} after its request began at {2}, over the bound of {3}", "{0} ответил через {1} после начала запроса в {2} — дольше предела {3}", "{0} odpověděl {1} po začátku požadavku v {2}, déle než mez {3}") \
+  X(v_answered_gave_up, "{0} gave up without an answer at {1} (its request began at {2})", "{0} сдался без ответа в {1} (запрос начался в {2})", "{0} to vzdal bez odpovědi v {1} (požadavek začal v {2})") \
+  X(v_answered_never, "{0} had not answered by the end of the run (its request began at {1}, bound {2})", "{0} так и не ответил к концу прогона (запрос начался в {1}, предел {2})", "{0} do konce běhu neodpověděl (požadavek začal v {1}, mez {2})") \
+  X(v_answered_longest, "{0}; its longest wait was {1}, {2}", "{0}; дольше всего он ждал {1}: {2}", "{0}; nejdéle čekal na {1}: {2}") \
+  X(v_answered_longest_error, "{0}; its longest wait was {1}, {2}, ending in: {3}", "{0}; дольше всего он ждал {1}: {2}, и вызов закончился так: {3}", "{0}; nejdéle čekal na {1}: {2}, a volání skončilo takto: {3}") \
+  X(v_answered_label, "{0} answered late", "{0} ответил поздно", "{0} odpověděl pozdě") \
+  X(v_answered_never_label, "{0} never answered", "{0} не ответил", "{0} neodpověděl") \
+  X(v_answered_ok, "every request was answered within its bound", "каждый запрос получил ответ в пределах срока", "každý požadavek dostal odpověď v časové mezi") \
+  X(v_interleaved, "{0}'s {1} at {2} ran between {3}'s {4} and {5}", "{1} от {0} в {2} выполнилась между {4} и {5} от {3}", "{1} od {0} v {2} proběhl mezi {4} a {5} od {3}") \
+  X(v_interleaved_more, "{0}, and {1} more", "{0}, и ещё {1}", "{0} a další {1}") \
+  X(commands_plural, "command|commands", "команда|команды|команд", "příkaz|příkazy|příkazů") \
+  X(v_interleaved_label, "{0} ran inside {1}'s batch", "{0} вклинился в пакет {1}", "{0} se vklínil do dávky {1}") \
+  X(v_interleaved_ok, "no other client's command ran inside a batch", "внутри пакета не выполнилась ни одна команда другого клиента", "uvnitř dávky neproběhl žádný příkaz jiného klienta") \
+  X(v_round_trips, "{0}'s batch ({1}) at {2} waited for {3} ({4}), bound {5}", "пакет {0} ({1}) в {2} ждал {3} ({4}), предел {5}", "dávka od {0} ({1}) v {2} čekala na {3} ({4}), mez {5}") \
+  X(round_trips_plural, "round trip|round trips", "обмен с сервером|обмена с сервером|обменов с сервером", "výměnu se serverem|výměny se serverem|výměn se serverem") \
+  X(v_round_trips_label, "{0} round trips, bound {1}", "обменов с сервером: {0}, предел {1}", "výměn se serverem: {0}, mez {1}") \
+  X(v_round_trips_ok, "no batch waited for more round trips than its bound", "ни один пакет не ждал больше обменов с сервером, чем позволено", "žádná dávka nečekala na víc výměn se serverem, než je mez") \
+  X(v_dials, "{0} from {1} to {2}, above the bound of {3} (the first past it at {4})", "{0} с {1} до {2} — больше предела {3} (первое сверх предела в {4})", "{0} od {1} do {2}, víc než mez {3} (první nad mez v {4})") \
+  X(v_dials_closed, "{0}; meanwhile the clients closed {1}", "{0}; тем временем клиенты закрыли {1}", "{0}; mezitím klienti zavřeli {1}") \
+  X(new_conns, "new connection|new connections", "новое соединение|новых соединения|новых соединений", "nové spojení|nová spojení|nových spojení") \
+  X(closed_conns, "closed connection|closed connections", "закрытое соединение|закрытых соединения|закрытых соединений", "zavřené spojení|zavřená spojení|zavřených spojení") \
+  X(conns_plural, "connection|connections", "соединение|соединения|соединений", "spojení|spojení|spojení") \
+  X(v_dials_label, "{0}, bound {1}", "{0} при пределе {1}", "{0} při mezi {1}") \
+  X(v_dials_ok, "the clients dialled no more connections than the bound", "клиенты открыли не больше соединений, чем позволено", "klienti neotevřeli víc spojení, než je mez") \
+  X(v_closes_ok, "the clients closed no more connections than the bound", "клиенты закрыли не больше соединений, чем позволено", "klienti nezavřeli víc spojení, než je mez") \
+  X(v_errors, "{0}: {1} failed with {2} (the first at {3})", "{0}: {1} с ошибкой {2} (первый в {3})", "{0}: chyba {2} u {1} (první v {3})") \
+  X(calls_plural, "call|calls", "вызов|вызова|вызовов", "volání|volání|volání") \
+  X(v_errors_label, "{1} failed with {0}", "{1}: ошибка {0}", "{1}: chyba {0}") \
+  X(v_errors_ok, "no call got this error back from the server", "ни один вызов не получил от сервера эту ошибку", "žádné volání nedostalo od serveru tuto chybu") \
+  X(v_overwrite, "{0}'s {1} at {2} wrote {3} over {4}'s change at {5}, which {0} had not read ({6}): {4}'s update is lost", "{0} в {2} записал {3} ({1}) поверх изменения от {4} в {5}, которого не читал ({6}): обновление от {4} потеряно", "{0} v {2} zapsal {3} ({1}) přes změnu od {4} v {5}, kterou nečetl ({6}): aktualizace od {4} je ztracena") \
+  X(overwrite_last_read, "its last read was at {0}", "последний раз он читал в {0}", "naposledy četl v {0}") \
+  X(overwrite_never_read, "it never read the key", "ключ он не читал вовсе", "klíč vůbec nečetl") \
+  X(v_overwrite_label, "{0} overwrote {1}'s change", "{0} затёр изменение от {1}", "{0} přepsal změnu od {1}") \
+  X(v_overwrite_ok, "every write came after its writer read the latest change", "каждая запись шла после того, как пишущий прочитал последнее изменение", "každý zápis přišel až poté, co zapisující přečetl poslední změnu") \
+  X(v_rate, "{0} requests let through from {1} to {2}, within one window of {3}: the limit is {4}", "с {1} до {2} пропущено запросов: {0} — в одном окне {3}, а лимит {4}", "od {1} do {2} propuštěno požadavků: {0}, v jednom okně {3}, a limit je {4}") \
+  X(v_rate_few, "only {0} requests let through in all: a limit of {1} per {2} should have let through at least {3}", "всего пропущено запросов: {0}, а при лимите {1} за {2} должно было пройти не меньше {3}", "celkem propuštěno požadavků: {0}, ale při limitu {1} za {2} mělo projít aspoň {3}") \
+  X(v_as_seen_by_clients, "{0} (as seen by clients)", "{0} (как видели клиенты)", "{0} (jak to viděli klienti)") \
+  X(v_rate_label, "{0} in one window, limit {1}", "{0} в одном окне при лимите {1}", "{0} v jednom okně, limit {1}") \
+  X(v_rate_few_label, "only {0} let through", "пропущено лишь {0}", "propuštěno jen {0}") \
+  X(v_rate_ok, "no window let through more requests than the limit", "ни в одном окне не пропущено больше запросов, чем позволяет лимит", "v žádném okně neprošlo víc požadavků, než dovoluje limit") \
+  X(v_recorded, "only {0} of {1} '{2}' steps succeeded (as the actors saw it)", "удалось только {0} из {1} шагов «{2}» (как видели акторы)", "povedlo se jen {0} z {1} kroků „{2}“ (jak to viděli aktéři)") \
+  X(v_recorded_label, "only {0} of {1} succeeded", "удалось лишь {0} из {1}", "povedlo se jen {0} z {1}") \
+  X(v_recorded_ok, "every step succeeded, as the actors saw it", "все шаги удались (как видели акторы)", "všechny kroky se povedly (jak to viděli aktéři)") \
+  X(v_together, "{0}'s {1} at {2} changed {3} but not {4}: what it did apply stayed applied (no rollback)", "{1} от {0} в {2}: изменён {3}, но не {4} — что применено, то осталось (отката нет)", "{1} od {0} v {2}: změněn {3}, ale ne {4}; co se provedlo, zůstalo (nic se nevrací zpět)") \
+  X(together_tx, "transaction (EXEC)", "транзакция (EXEC)", "transakce (EXEC)") \
+  X(together_script, "script ({0})", "скрипт ({0})", "skript ({0})") \
+  X(v_together_label, "{0} changed only {1}", "{0} изменил только {1}", "{0} změnil jen {1}") \
+  X(v_together_ok, "the two keys changed together or not at all", "оба ключа менялись вместе или не менялись вовсе", "oba klíče se měnily společně, nebo vůbec") \
+  X(v_wait, "{0}: {1} waited at the server longer than {2} behind other clients' commands (the longest: its {3} waited {4} behind {5}'s {6}, which held the server for {7})", "{0}: команд, ждавших на сервере дольше {2} за командами других клиентов: {1} (дольше всех ждала {3} — {4} за {6} от {5}, занявшей сервер на {7})", "{0}: příkazů, které na serveru čekaly déle než {2} za příkazy jiných klientů: {1} (nejdéle čekal {3}, {4} za {6} od {5}, který server zaměstnal na {7})") \
+  X(v_wait_label, "waited {0} behind {1}", "ждал {0} за {1}", "čekal {0} za {1}") \
+  X(v_wait_ok, "no command waited long behind other clients' commands", "ни одна команда не ждала долго за командами других клиентов", "žádný příkaz nečekal dlouho za příkazy jiných klientů") \
   X(v_generic_label, "{0} violated", "{0}: нарушение", "{0}: porušení") \
   /* ---- Time units ---- */ \
   X(unit_s, "s", "с", "s") \
@@ -408,7 +471,12 @@ const char* lang_code(Lang lang);
   X(unit_us, "us", "мкс", "µs") \
   X(unit_conns, "conns", "соед.", "spoj.") \
   X(unit_entries, "entries", "записей", "záznamů") \
-  X(unit_items, "items", "шт.", "ks")
+  X(unit_items, "items", "шт.", "ks") \
+  X(unit_batches, "batches", "пакетов", "dávek") \
+  X(unit_events, "events", "событий", "událostí") \
+  X(unit_messages, "messages", "сообщ.", "zpráv") \
+  X(unit_requests, "requests", "запросов", "požadavků") \
+  X(unit_retries, "retries", "повторов", "opakování")
 // clang-format on
 
 enum class S : uint16_t {

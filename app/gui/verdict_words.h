@@ -66,6 +66,23 @@ struct ViolationFacts {
     stock_negative,
     all_sold,
     retries,
+    // The forms below say in Russian and Czech what the check's own English text says; their
+    // English is the check's text itself (it names more than their facts: the close reasons
+    // of dials_within, the error message of no_error_replies, a late call's error).
+    answered_late,
+    answered_gave_up,
+    answered_never,
+    interleaved,
+    round_trips,
+    dials,
+    error_replies,
+    overwrite,
+    rate,
+    rate_few,
+    recorded,
+    together,
+    wait_behind,
+    stock_went,  // stock_matches_sales at the end: the key's change against the sales
   };
   Form form = Form::generic;
   std::vector<std::string> s;  // the names, keys, locks, replies the form's words use
@@ -87,6 +104,18 @@ struct ViolationWords {
 // only what has happened.
 ViolationWords violation_words(const ViolationRegion& v, const ViolationFacts& facts,
                                TimeUs horizon_us, Lang lang);
+
+// The catalogue's words for a check kind: its title, what "it held" says and the entries its
+// violations' sentences and labels are made of. nullptr for a kind this file has no words for
+// (tests/gui/strings_test.cpp holds every kind of the check registry to have them, so a new
+// check kind cannot reach a Russian or Czech screen in English).
+struct CheckKindWords {
+  std::string_view kind;
+  S title;
+  std::vector<S> ok;         // the first, or one per way it can hold (dials_within: of closes)
+  std::vector<S> violation;  // its violations' sentences and labels
+};
+const CheckKindWords* check_kind_words(std::string_view kind);
 
 // A check's name for a screen in `lang`: English keeps the scenario's name (the CLI prints the
 // same), Russian and Czech say what the check's kind means ("один владелец за раз").

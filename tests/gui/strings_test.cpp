@@ -17,6 +17,7 @@
 #include "app/gui/timeline_model.h"
 #include "app/gui/verdict_words.h"
 #include "sim/client/errors.h"
+#include "sim/scenario/checks.h"
 #include "sim/scenario/engine.h"
 #include "sim/scenario/kinds.h"
 #include "sim/scenario/scenario.h"
@@ -244,6 +245,42 @@ TEST(VerdictWords, EveryViolationOfEveryCoreVariantInEachLanguageFromTheTracesFa
   EXPECT_GE(violations, 55u);
   EXPECT_GE(checks, 90u);
   EXPECT_GE(forms_seen.size(), 10u);
+}
+
+// Every check kind of the registry (iterated, not listed: a kind added tomorrow is held too)
+// has its title, its "it held" sentence and its violations' words in Russian and Czech, with no
+// English word of the catalogue in them: without them a Russian or Czech checks panel shows the
+// check's English name and the engine's English summary.
+TEST(VerdictWords, EveryRegisteredCheckKindHasItsWordsInEveryLanguage) {
+  const std::set<std::string> redis_names = {"EVALSHA", "EVAL", "EXEC", "PUBLISH", "KEYS",
+                                             "WATCH",   "TTL",  "BUSY", "NOSCRIPT"};
+  size_t kinds = 0;
+  for (const scenario::CheckKind* kind : scenario::check_kinds()) {
+    const std::string name = kind->name;
+    SCOPED_TRACE(name);
+    kinds++;
+    const CheckKindWords* words = check_kind_words(name);
+    EXPECT_NE(words, nullptr) << name << " has no words in app/gui/verdict_words.cpp";
+    if (!words) continue;
+    EXPECT_FALSE(words->ok.empty()) << name;
+    EXPECT_FALSE(words->violation.empty()) << name;
+    for (Lang lang : {Lang::ru, Lang::cs}) {
+      const std::string title = check_title(name, name, lang);
+      EXPECT_NE(title, name) << lang_code(lang);
+      EXPECT_EQ(english_leaks(title, lang, redis_names), std::vector<std::string>{})
+          << lang_code(lang) << ": " << title;
+      std::vector<S> ids = words->ok;
+      ids.insert(ids.end(), words->violation.begin(), words->violation.end());
+      for (S id : ids) {
+        const std::string text = tr(id, lang);
+        EXPECT_FALSE(text.empty()) << string_id_name(id);
+        EXPECT_NE(text, tr(id, Lang::en)) << string_id_name(id) << " in " << lang_code(lang);
+        EXPECT_EQ(english_leaks(text, lang, redis_names), std::vector<std::string>{})
+            << string_id_name(id) << " in " << lang_code(lang) << ": " << text;
+      }
+    }
+  }
+  EXPECT_GE(kinds, 24u);
 }
 
 // The inspector's words for the trace: every event kind docs/trace-format.md documents and
