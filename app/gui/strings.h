@@ -336,6 +336,8 @@ const char* lang_code(Lang lang);
   X(check_rate_within_limit, "the rate stays within the limit", "частота в пределах лимита", "četnost v mezích limitu") \
   X(check_all_recorded, "every step succeeded", "все шаги удались", "všechny kroky se povedly") \
   X(check_writes_together, "the keys change together", "ключи меняются вместе", "klíče se mění společně") \
+  X(check_processed_once, "each entry processed once", "каждая запись обработана ровно один раз", "každý záznam zpracován právě jednou") \
+  X(check_final_value, "the key's final value", "итоговое значение ключа", "konečná hodnota klíče") \
   X(check_no_wait_behind, "no long wait behind others", "никто не ждёт долго за чужими командами", "nikdo nečeká dlouho za cizími příkazy") \
   /* ---- The checks' verdicts in words (verdict_words.cpp) ---- */ \
   X(v_ongoing, "{0} (since {1}, not over yet)", "{0} (с {1}, ещё не закончилось)", "{0} (od {1}, ještě neskončilo)") \
@@ -463,6 +465,8 @@ const char* lang_code(Lang lang);
   X(v_together_ok, "the two keys changed together or not at all", "оба ключа менялись вместе или не менялись вовсе", "oba klíče se měnily společně, nebo vůbec") \
   X(v_wait, "{0}: {1} waited at the server longer than {2} behind other clients' commands (the longest: its {3} waited {4} behind {5}'s {6}, which held the server for {7})", "{0}: команд, ждавших на сервере дольше {2} за командами других клиентов: {1} (дольше всех ждала {3} — {4} за {6} от {5}, занявшей сервер на {7})", "{0}: příkazů, které na serveru čekaly déle než {2} za příkazy jiných klientů: {1} (nejdéle čekal {3}, {4} za {6} od {5}, který server zaměstnal na {7})") \
   X(v_wait_label, "waited {0} behind {1}", "ждал {0} за {1}", "čekal {0} za {1}") \
+  X(v_processed_once_ok, "every entry had its effect exactly once", "каждая запись подействовала ровно один раз", "každý záznam se projevil právě jednou") \
+  X(v_final_value_ok, "the key ends as it should", "ключ в конце такой, каким должен быть", "klíč končí tak, jak má") \
   X(v_wait_ok, "no command waited long behind other clients' commands", "ни одна команда не ждала долго за командами других клиентов", "žádný příkaz nečekal dlouho za příkazy jiných klientů") \
   X(v_generic_label, "{0} violated", "{0}: нарушение", "{0}: porušení") \
   /* ---- Time units ---- */ \

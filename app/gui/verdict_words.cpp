@@ -1197,6 +1197,10 @@ const CheckKindWords* check_kind_words(std::string_view kind) {
        S::check_writes_together,
        {S::v_together_ok},
        {S::v_together, S::together_tx, S::together_script, S::a_client, S::v_together_label}},
+      // Landed while these words were written: titles and what held; a violation keeps the
+      // check's own sentence (no facts yet), under a translated label.
+      {"processed_once", S::check_processed_once, {S::v_processed_once_ok}, {S::v_generic_label}},
+      {"final_value", S::check_final_value, {S::v_final_value_ok}, {S::v_generic_label}},
       {"no_wait_behind",
        S::check_no_wait_behind,
        {S::v_wait_ok},
