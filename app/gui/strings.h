@@ -337,7 +337,7 @@ const char* lang_code(Lang lang);
   X(check_all_recorded, "every step succeeded", "все шаги удались", "všechny kroky se povedly") \
   X(check_writes_together, "the keys change together", "ключи меняются вместе", "klíče se mění společně") \
   X(check_processed_once, "each entry processed once", "каждая запись обработана ровно один раз", "každý záznam zpracován právě jednou") \
-  X(check_final_value, "the key's final value", "итоговое значение ключа", "konečná hodnota klíče") \
+  X(check_key_final, "the key's final value", "итоговое значение ключа", "konečná hodnota klíče") \
   X(check_no_wait_behind, "no long wait behind others", "никто не ждёт долго за чужими командами", "nikdo nečeká dlouho za cizími příkazy") \
   /* ---- The checks' verdicts in words (verdict_words.cpp) ---- */ \
   X(v_ongoing, "{0} (since {1}, not over yet)", "{0} (с {1}, ещё не закончилось)", "{0} (od {1}, ještě neskončilo)") \
@@ -402,6 +402,7 @@ const char* lang_code(Lang lang);
   X(v_oversell_ok, "never more sold than the stock", "продано не больше запаса", "nikdy neprodáno víc, než je zásoba") \
   X(v_stock_negative, "{0} went below 0 at {1} (down to {2}): more was taken than there was", "{0} ушёл ниже 0 в {1} (до {2}): взяли больше, чем было", "{0} klesl pod 0 v {1} (až na {2}): vzalo se víc, než bylo") \
   X(v_stock_negative_label, "{0} below 0", "{0} ниже 0", "{0} pod 0") \
+  X(v_stock_went_label, "{0}: {1} taken, {2} sold", "{0}: взято {1}, продано {2}", "{0}: vzato {1}, prodáno {2}") \
   X(v_stock_mismatch, "{0} does not match the sales recorded", "{0} не сходится с записанными продажами", "{0} nesedí se zaznamenanými prodeji") \
   X(v_stock_went, "{0} went from {1} to {2} ({3} taken), but {4} were recorded as sold", "{0}: было {1}, стало {2} (взято {3}), но записано продаж: {4}", "{0}: bylo {1}, je {2} (vzato {3}), ale zaznamenaných prodejů: {4}") \
   X(v_stock_ok, "the stock went down by exactly the sales, never below 0", "запас уменьшился ровно на продажи и не уходил ниже 0", "zásoba klesla přesně o prodeje a nikdy pod 0") \
@@ -466,7 +467,24 @@ const char* lang_code(Lang lang);
   X(v_wait, "{0}: {1} waited at the server longer than {2} behind other clients' commands (the longest: its {3} waited {4} behind {5}'s {6}, which held the server for {7})", "{0}: команд, ждавших на сервере дольше {2} за командами других клиентов: {1} (дольше всех ждала {3} — {4} за {6} от {5}, занявшей сервер на {7})", "{0}: příkazů, které na serveru čekaly déle než {2} za příkazy jiných klientů: {1} (nejdéle čekal {3}, {4} za {6} od {5}, který server zaměstnal na {7})") \
   X(v_wait_label, "waited {0} behind {1}", "ждал {0} за {1}", "čekal {0} za {1}") \
   X(v_processed_once_ok, "every entry had its effect exactly once", "каждая запись подействовала ровно один раз", "každý záznam se projevil právě jednou") \
-  X(v_final_value_ok, "the key ends as it should", "ключ в конце такой, каким должен быть", "klíč končí tak, jak má") \
+  X(v_key_final_ok, "the key ends as it should", "ключ в конце такой, каким должен быть", "klíč končí tak, jak má") \
+  X(v_twice, "{0} was processed {1} times: {2} accepted it from {3}", "{0}: обработок — {1}; ресурс {2} принял запись от {3}", "{0}: zpracováno {1}×; prostředek {2} přijal zápis od {3}") \
+  X(v_twice_label, "{0} processed {1} times", "{0}: обработок — {1}", "{0}: zpracováno {1}×") \
+  X(actor_at, "{0} at {1}", "{0} в {1}", "{0} v {1}") \
+  X(v_never_event, "{0} was never processed: {1} accepted no write of it by the end of the run ({2})", "{0} так и не обработано: ресурс {1} до конца прогона ({2}) не принял ни одной записи о нём", "{0} nebylo nikdy zpracováno: prostředek {1} do konce běhu ({2}) nepřijal žádný jeho zápis") \
+  X(v_never_entries, "entries of {0} never processed: {1}; {2} accepted no write of {3} by the end of the run ({4})", "необработанных записей потока {0}: {1}; ресурс {2} до конца прогона ({4}) не принял записей {3}", "nezpracovaných záznamů proudu {0}: {1}; prostředek {2} do konce běhu ({4}) nepřijal zápis {3}") \
+  X(v_never_label, "never processed: {0}", "не обработано: {0}", "nezpracováno: {0}") \
+  X(v_key_value, "{0} = {1}{2} ({3}, at the end of the run), expected {4}", "{0} = {1}{2} ({3}, в конце прогона), а ожидалось {4}", "{0} = {1}{2} ({3}, na konci běhu), očekáváno {4}") \
+  X(v_key_value_label, "{0} = {1}, not {2}", "{0} = {1}, а не {2}", "{0} = {1}, ne {2}") \
+  X(key_ttl_left, " ({0} of TTL left)", " (осталось TTL: {0})", " (zbývá TTL: {0})") \
+  X(key_no_ttl, " (no TTL)", " (без TTL)", " (bez TTL)") \
+  X(key_some_ttl, " (with a TTL)", " (с TTL)", " (s TTL)") \
+  X(v_key_type, "{0} holds a {1} ({2}, at the end of the run), expected the string {3}", "{0} хранит тип {1} ({2}, в конце прогона), а ожидалась строка {3}", "{0} je typu {1} ({2}, na konci běhu), očekáván řetězec {3}") \
+  X(v_key_expired, "{0} expired at {1} and is absent at the end ({2}, at the end of the run), expected {3}", "{0} истёк в {1}, и в конце его нет ({2}, в конце прогона), а ожидалось {3}", "{0} vypršel v {1} a na konci chybí ({2}, na konci běhu), očekáváno {3}") \
+  X(v_key_deleted, "{0} was deleted at {1} and is absent at the end ({2}, at the end of the run), expected {3}", "{0} удалён в {1}, и в конце его нет ({2}, в конце прогона), а ожидалось {3}", "{0} byl smazán v {1} a na konci chybí ({2}, na konci běhu), očekáváno {3}") \
+  X(v_key_never, "{0} never existed ({1}, at the end of the run), expected {2}", "{0} так и не появился ({1}, в конце прогона), а ожидалось {2}", "{0} nikdy neexistoval ({1}, na konci běhu), očekáváno {2}") \
+  X(v_key_absent, "{0} does not exist ({1}, at the end of the run), expected {2}", "{0} не существует ({1}, в конце прогона), а ожидалось {2}", "{0} neexistuje ({1}, na konci běhu), očekáváno {2}") \
+  X(v_key_absent_label, "{0} is absent, not {1}", "{0} нет, а ожидалось {1}", "{0} chybí, očekáváno {1}") \
   X(v_wait_ok, "no command waited long behind other clients' commands", "ни одна команда не ждала долго за командами других клиентов", "žádný příkaz nečekal dlouho za příkazy jiných klientů") \
   X(v_generic_label, "{0} violated", "{0}: нарушение", "{0}: porušení") \
   /* ---- Time units ---- */ \

@@ -853,8 +853,8 @@ void TimelineView::draw(const TimelineModel& model, const Trace& trace, ImVec2 s
 
   // ---- Violation markers, placed before the rows: their labels take their room first ----
   // A red label and the span's bar on every lane concerned: its actors', one server's (the
-  // first in view: the servers hold one store between them, and five Redlock masters would
-  // say it five times), and a resource's that took the wrong write. Per lane the markers go left to
+  // first in view: a violation is one fact about the run, and five Redlock masters would say
+  // it five times), and a resource's that took the wrong write. Per lane the markers go left to
   // right, each label in the room its band has left; drawn on top of the rows after them (the
   // moment of failure must not hide under a busy row), but their room is taken first, so an item's
   // text or a fence never pushes a violation's words away.

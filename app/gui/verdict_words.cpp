@@ -826,6 +826,111 @@ CheckInfo check_info_of(const std::string& name, const TraceIndex& ix,
   return info;
 }
 
+// processed_once: the resource's accepted writes (resource_accept, each naming what it
+// processed as its value) and what had to be processed (the stream's entries from their
+// published events, or the event).
+void processed_facts(const ViolationRegion& v, const CheckInfo& info, const TraceIndex& ix,
+                     ViolationFacts& f) {
+  const std::string resource = text_or(info, "resource");
+  const std::string stream = text_or(info, "stream");
+  const std::string event = text_or(info, "event");
+  if (resource.empty()) return;
+  std::map<std::string, std::vector<size_t>> writes;  // value -> its resource_accept events
+  for (size_t i : ix.of_kind("resource_accept"))
+    if (ix.event(i).str_or(F::resource) == resource)
+      writes[std::string(ix.event(i).str_or(F::value))].push_back(i);
+  // An entry as the check names it: its id and its fields.
+  std::map<std::string, std::string> label;
+  std::vector<std::string> due;
+  if (!stream.empty())
+    for (size_t i : ix.of_kind("published")) {
+      const TraceEvent& e = ix.event(i);
+      const size_t begin = ix.begin_of(i);
+      if (begin == kNoEvent || e.has(F::error) || !e.has(F::id)) continue;
+      const TraceEvent& b = ix.event(begin);
+      if (b.str_or(F::method) != "stream" || b.str_or(F::channel) != stream) continue;
+      const std::string id(e.str_or(F::id));
+      due.push_back(id);
+      label[id] = id + " (" + std::string(b.str_or(F::message)) + ")";
+    }
+  auto named = [&label](const std::string& value) {
+    auto it = label.find(value);
+    return it == label.end() ? value : it->second;
+  };
+  if (!v.who.empty()) {  // a value accepted twice: its writes span the violation
+    for (const auto& [value, ws] : writes) {
+      if (ws.size() < 2 || ix.event(ws.front()).time_us != v.from_us ||
+          ix.event(ws.back()).time_us != v.to_us)
+        continue;
+      f.form = Form::twice;
+      f.s = {named(value), resource};
+      for (size_t i : ws) {
+        f.s.push_back(ix.event(i).actor);
+        f.t.push_back(ix.event(i).time_us);
+      }
+      f.n = {static_cast<int64_t>(ws.size())};
+      return;
+    }
+    return;
+  }
+  std::vector<std::string> never;
+  for (const std::string& id : due)
+    if (!writes.count(id)) never.push_back(named(id));
+  if (!event.empty() && !writes.count(event) && never.empty()) {
+    f.form = Form::never_event;
+    f.s = {event, resource};
+    return;
+  }
+  if (never.empty()) return;
+  f.form = Form::never_entries;
+  // As the check lists them: all of up to four, else the first two and the last.
+  std::string list = never[0];
+  if (never.size() <= 4) {
+    for (size_t i = 1; i < never.size(); i++) list += ", " + never[i];
+  } else {
+    list += ", " + never[1] + ", ..., " + never.back();
+  }
+  f.s = {stream, resource, list};
+  f.n = {static_cast<int64_t>(never.size())};
+}
+
+// key_final: the key_final event the engine wrote when the run ended (the server's own answer),
+// and how an absent key went away (the server's key events, where the trace has them).
+void key_final_facts(const ViolationRegion& v, const CheckInfo& info, const TraceIndex& ix,
+                     ViolationFacts& f) {
+  const std::string key = text_or(info, "key");
+  const std::string want = text_or(info, "equals");
+  const TraceEvent* final_event = nullptr;
+  for (size_t i : ix.of_kind("key_final"))
+    if (ix.event(i).str_or(F::key) == key && ix.event(i).time_us == v.from_us)
+      final_event = &ix.event(i);
+  if (!final_event || key.empty()) return;
+  const TraceEvent& e = *final_event;
+  const std::string server(e.str_or(F::server));
+  const std::string type(e.str_or(F::type));
+  f.s = {key, server, want};
+  if (type.empty()) {
+    f.form = Form::key_absent;
+    if (!ix.has_server_events(server)) return;
+    f.form = Form::key_never;
+    for (const KeyChange& c : ix.key_changes(server)) {
+      if (c.state.key != key || c.present) continue;
+      f.form = c.expired ? Form::key_expired : Form::key_deleted;
+      f.t = {c.time_us};
+    }
+    return;
+  }
+  f.s.push_back(type);
+  f.s.push_back(std::string(e.str_or(F::value)));
+  f.form = type == "string" ? Form::key_value : Form::key_type;
+  // Its TTL left at the end, on the server's clock: n = {ms left} or {} (none), {-1} unknown.
+  const int64_t expire_at_ms = e.num_or(F::expire_at_ms, -1);
+  if (expire_at_ms >= 0) {
+    const int64_t now_ms = ix.server_clock_ms(server, e.time_us);
+    f.n = {now_ms < 0 ? -1 : expire_at_ms - now_ms};
+  }
+}
+
 ViolationFacts violation_facts(const ViolationRegion& v, const CheckInfo& check,
                                const TraceIndex& ix) {
   ViolationFacts f;
@@ -853,6 +958,8 @@ ViolationFacts violation_facts(const ViolationRegion& v, const CheckInfo& check,
   if (kind == "all_recorded") recorded_facts(check, ix, f);
   if (kind == "writes_together") together_facts(v, check, ix, f);
   if (kind == "no_wait_behind") wait_facts(v, check, ix, f);
+  if (kind == "processed_once") processed_facts(v, check, ix, f);
+  if (kind == "key_final") key_final_facts(v, check, ix, f);
   return f;
 }
 
@@ -989,7 +1096,7 @@ ViolationWords violation_words(const ViolationRegion& v, const ViolationFacts& f
       w.sentence = trf(S::v_stock_negative, lang, {s[0], from, num(n[0])});
       break;
     case Form::stock_went:
-      w.label = trf(S::v_generic_label, lang, {v.check});
+      w.label = trf(S::v_stock_went_label, lang, {s[0], num(n[2]), num(n[3])});
       w.sentence = trf(S::v_stock_went, lang, {s[0], num(n[0]), num(n[1]), num(n[2]), num(n[3])});
       break;
     case Form::all_sold:
@@ -1092,6 +1199,49 @@ ViolationWords violation_words(const ViolationRegion& v, const ViolationFacts& f
                         tw(f.t[0]), s[1], tw(f.t[1]), culprit, s[3], tw(f.t[2])});
       break;
     }
+    case Form::twice: {
+      std::vector<std::string> each;
+      for (size_t i = 0; i < f.t.size(); i++)
+        each.push_back(trf(S::actor_at, lang, {s[2 + i], tw(f.t[i])}));
+      w.label = trf(S::v_twice_label, lang, {s[0], num(n[0])});
+      w.sentence = trf(S::v_twice, lang, {s[0], num(n[0]), s[1], names_words(each, lang)});
+      break;
+    }
+    case Form::never_event:
+      w.label = trf(S::v_never_label, lang, {s[0]});
+      w.sentence = trf(S::v_never_event, lang, {s[0], s[1], to});
+      break;
+    case Form::never_entries:
+      w.label = trf(S::v_never_label, lang, {num(n[0])});
+      w.sentence = trf(S::v_never_entries, lang, {s[0], num(n[0]), s[1], s[2], to});
+      break;
+    case Form::key_value:
+    case Form::key_type: {
+      std::string ttl;
+      if (n.empty())
+        ttl = tr(S::key_no_ttl, lang);
+      else if (n[0] < 0)
+        ttl = tr(S::key_some_ttl, lang);
+      else
+        ttl = trf(S::key_ttl_left, lang, {tw(n[0] * 1000)});
+      w.label = trf(S::v_key_value_label, lang, {s[0], s[4], s[2]});
+      w.sentence = f.form == Form::key_value
+                       ? trf(S::v_key_value, lang, {s[0], s[4], ttl, s[1], s[2]})
+                       : trf(S::v_key_type, lang, {s[0], s[3], s[1], s[2]});
+      break;
+    }
+    case Form::key_expired:
+    case Form::key_deleted:
+      w.label = trf(S::v_key_absent_label, lang, {s[0], s[2]});
+      w.sentence = trf(f.form == Form::key_expired ? S::v_key_expired : S::v_key_deleted, lang,
+                       {s[0], tw(f.t[0]), s[1], s[2]});
+      break;
+    case Form::key_never:
+    case Form::key_absent:
+      w.label = trf(S::v_key_absent_label, lang, {s[0], s[2]});
+      w.sentence = trf(f.form == Form::key_never ? S::v_key_never : S::v_key_absent, lang,
+                       {s[0], s[1], s[2]});
+      break;
   }
   // The newer forms' English is the check's own text, which names more than their facts.
   if (lang == Lang::en && f.form >= Form::answered_late) w.sentence = v.text;
@@ -1153,7 +1303,7 @@ const CheckKindWords* check_kind_words(std::string_view kind) {
       {"stock_matches_sales",
        S::check_stock_matches_sales,
        {S::v_stock_ok},
-       {S::v_stock_negative, S::v_stock_negative_label, S::v_stock_went}},
+       {S::v_stock_negative, S::v_stock_negative_label, S::v_stock_went, S::v_stock_went_label}},
       {"all_sold", S::check_all_sold, {S::v_all_sold_ok}, {S::v_all_sold, S::v_all_sold_label}},
       {"retries_bounded",
        S::check_retries_bounded,
@@ -1197,10 +1347,17 @@ const CheckKindWords* check_kind_words(std::string_view kind) {
        S::check_writes_together,
        {S::v_together_ok},
        {S::v_together, S::together_tx, S::together_script, S::a_client, S::v_together_label}},
-      // Landed while these words were written: titles and what held; a violation keeps the
-      // check's own sentence (no facts yet), under a translated label.
-      {"processed_once", S::check_processed_once, {S::v_processed_once_ok}, {S::v_generic_label}},
-      {"final_value", S::check_final_value, {S::v_final_value_ok}, {S::v_generic_label}},
+      {"processed_once",
+       S::check_processed_once,
+       {S::v_processed_once_ok},
+       {S::v_twice, S::v_twice_label, S::actor_at, S::v_never_event, S::v_never_entries,
+        S::v_never_label}},
+      {"key_final",
+       S::check_key_final,
+       {S::v_key_final_ok},
+       {S::v_key_value, S::v_key_value_label, S::key_ttl_left, S::key_no_ttl, S::key_some_ttl,
+        S::v_key_type, S::v_key_expired, S::v_key_deleted, S::v_key_never, S::v_key_absent,
+        S::v_key_absent_label}},
       {"no_wait_behind",
        S::check_no_wait_behind,
        {S::v_wait_ok},

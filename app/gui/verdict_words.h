@@ -82,7 +82,16 @@ struct ViolationFacts {
     recorded,
     together,
     wait_behind,
-    stock_went,  // stock_matches_sales at the end: the key's change against the sales
+    stock_went,     // stock_matches_sales at the end: the key's change against the sales
+    twice,          // processed_once: a value the resource accepted more than once
+    never_event,    // processed_once: the event never processed
+    never_entries,  // processed_once: entries of the stream never processed
+    key_value,      // key_final: another value
+    key_type,       // key_final: another type
+    key_expired,    // key_final: absent, it expired (the server's key events)
+    key_deleted,    // key_final: absent, it was deleted
+    key_never,      // key_final: absent, it never existed
+    key_absent,     // key_final: absent on a server whose key events redlab does not see
   };
   Form form = Form::generic;
   std::vector<std::string> s;  // the names, keys, locks, replies the form's words use
