@@ -247,6 +247,75 @@ TEST(VerdictWords, EveryViolationOfEveryCoreVariantInEachLanguageFromTheTracesFa
   EXPECT_GE(forms_seen.size(), 10u);
 }
 
+// Every lesson, not only the core five: each violation of every variant (seed 1) has its facts
+// from the trace, and reads in Russian and Czech with no English word of the catalogue. The
+// newer lessons' checks (processed_once, key_final, dials_within, ...) are held here.
+TEST(VerdictWords, EveryViolationOfEveryLessonsVariantReadsInEachLanguage) {
+  size_t violations = 0;
+  std::set<std::string> kinds_seen;
+  for (const auto& entry : std::filesystem::directory_iterator(REDLAB_SOURCE_DIR "/scenarios")) {
+    if (entry.path().extension() != ".json") continue;
+    const scenario::Scenario sc = scenario::load_scenario_file(entry.path().string());
+    for (const auto& variant : every_variant(sc)) {
+      std::string name = sc.id;
+      for (const auto& [k, v] : variant) name += " " + k + "=" + v;
+      SCOPED_TRACE(name);
+      scenario::RunOptions options;
+      options.variant = variant;
+      const scenario::RunResult result = scenario::run_scenario(sc, options);
+      TimelineModel model;
+      model.update(result.trace);
+      const std::set<std::string> allowed = identifiers(result.trace);
+      for (size_t i : model.violations_by_start()) {
+        const ViolationRegion& v = model.violations()[i];
+        SCOPED_TRACE(v.text);
+        violations++;
+        const CheckInfo info = check_info_of(v.check, model.index(), &sc);
+        ASSERT_FALSE(info.kind.empty());
+        kinds_seen.insert(info.kind);
+        const ViolationFacts facts = violation_facts(v, info, model.index());
+        EXPECT_NE(facts.form, ViolationFacts::Form::generic) << "no facts for " << info.kind;
+        for (Lang lang : {Lang::ru, Lang::cs}) {
+          const ViolationWords w = violation_words(v, facts, kTimeNeverUs, lang);
+          EXPECT_EQ(english_leaks(w.sentence, lang, allowed), std::vector<std::string>{})
+              << w.sentence;
+          EXPECT_EQ(english_leaks(w.label, lang, allowed), std::vector<std::string>{}) << w.label;
+        }
+      }
+    }
+  }
+  EXPECT_GE(violations, 100u);
+  for (const char* kind : {"processed_once", "key_final", "dials_within", "no_wait_behind"})
+    EXPECT_TRUE(kinds_seen.count(kind)) << kind;
+}
+
+// The two newest kinds say the facts of the run: the record that never said "done", the order
+// charged twice.
+TEST(VerdictWords, AKeysFinalValueAndATwiceProcessedEntryInRussian) {
+  auto first_violation = [](const std::string& id, const std::string& kind) {
+    const scenario::Scenario sc = load(id);
+    const scenario::RunResult result = scenario::run_scenario(sc, scenario::RunOptions{});
+    TimelineModel model;
+    model.update(result.trace);
+    for (size_t i : model.violations_by_start()) {
+      const ViolationRegion& v = model.violations()[i];
+      const CheckInfo info = check_info_of(v.check, model.index(), &sc);
+      if (info.kind != kind) continue;
+      const ViolationFacts facts = violation_facts(v, info, model.index());
+      return std::make_pair(v.text, violation_words(v, facts, kTimeNeverUs, Lang::ru));
+    }
+    return std::make_pair(std::string(), ViolationWords{});
+  };
+  auto [key_en, key_ru] = first_violation("idempotency-key-crash", "key_final");
+  ASSERT_FALSE(key_en.empty());
+  EXPECT_NE(key_ru.sentence.find("idem:evt_1042"), std::string::npos) << key_ru.sentence;
+  EXPECT_NE(key_ru.sentence.find("а ожидалось done"), std::string::npos) << key_ru.sentence;
+  auto [twice_en, twice_ru] = first_violation("streams-consumer-crash", "processed_once");
+  ASSERT_FALSE(twice_en.empty());
+  EXPECT_NE(twice_ru.sentence.find("обработок — 2"), std::string::npos) << twice_ru.sentence;
+  EXPECT_NE(twice_ru.sentence.find(" в "), std::string::npos) << twice_ru.sentence;
+}
+
 // Every check kind of the registry (iterated, not listed: a kind added tomorrow is held too)
 // has its title, its "it held" sentence and its violations' words in Russian and Czech, with no
 // English word of the catalogue in them: without them a Russian or Czech checks panel shows the
