@@ -2,6 +2,7 @@
 
 #include "app/backend.h"
 #include "app/files.h"
+#include "app/grade.h"
 #include "app/lab.h"
 #include "app/report.h"
 
@@ -723,8 +724,6 @@ int check_main(const std::vector<std::string>& args) {
                                    : "this exercise fixes its settings; answer with --script " +
                                          ex.script + "=FILE.lua")};
     RunOptions base = c.run;
-    for (auto& [k, v] : ex.variant) base.variant[k] = v;
-    for (auto& [k, v] : ex.set) base.set[k] = v;
     for (auto& [name, file] : c.script_files) {
       if (!sc.script(name))
         throw UsageError{"--script " + name + ": " + sc.id + " has no script \"" + name + "\""};
@@ -760,67 +759,36 @@ int check_main(const std::vector<std::string>& args) {
       std::cout.flush();
     }
     const bool progress = !c.json && isatty(2);
-    // The first seed that fails, with every graded check that failed there (a mistake
-    // often breaks more than one), each in plain words.
-    auto fail = [&](int64_t seed, const std::vector<std::pair<std::string, std::string>>& why,
-                    const RunOptions& o) {
-      if (progress) std::cerr << "\r\033[K";
+    // The grader (grade.h, shared with the GUI's exercise panel).
+    GradeResult g = grade_exercise(sc, base, seeds, c.backend, [&](int64_t seed, int64_t all) {
+      if (progress) std::cerr << "\rseed " << seed << "/" << all << std::flush;
+    });
+    if (progress) std::cerr << "\r\033[K";
+    if (!g.pass) {
+      // The first seed that fails, with every graded check that failed there, in plain words.
       if (c.json) {
         ojson j;
         j["scenario"] = sc.id;
         j["pass"] = false;
-        j["seed"] = seed;
+        j["seed"] = g.failed_seed;
         ojson failed = ojson::array();
-        for (auto& [check, text] : why) {
-          ojson f;
-          if (!check.empty()) f["check"] = check;
-          f["summary"] = text;
-          failed.push_back(f);
+        for (const GradeFailure& f : g.failed) {
+          ojson o;
+          if (!f.check.empty()) o["check"] = f.check;
+          o["summary"] = f.text();
+          failed.push_back(o);
         }
         j["failed"] = failed;
-        j["replay"] = replay(o);
+        j["replay"] = replay(g.failed_options);
         j["graded"] = graded;
         std::cout << j.dump(2) << "\n";
       } else {
-        std::cout << "FAIL " << sc.id << ": seed " << seed << ":\n";
-        for (auto& [check, text] : why) std::cout << "  " << text << "\n";
-        std::cout << "  replay: " << replay(o) << "\n";
+        std::cout << "FAIL " << sc.id << ": seed " << g.failed_seed << ":\n";
+        for (const GradeFailure& f : g.failed) std::cout << "  " << f.text() << "\n";
+        std::cout << "  replay: " << replay(g.failed_options) << "\n";
       }
       return 1;
-    };
-    for (int64_t seed = 1; seed <= seeds; seed++) {
-      if (progress) std::cerr << "\rseed " << seed << "/" << seeds << std::flush;
-      RunOptions o = base;
-      o.seed = uint64_t(seed);
-      RunResult r = run_on_backend(sc, o, c.backend);
-      if (!r.backend_trouble.empty()) throw BackendError(r.backend_trouble);
-      if (!r.bound.empty()) {
-        // Stopped by a bound (a script that never ends): a graded check already violated in
-        // the part that ran is violated, and says what the answer did wrong.
-        std::vector<std::pair<std::string, std::string>> why{
-            {"", "the run did not finish: " + r.bound}};
-        for (auto& [name, want] : ex.expect)
-          for (const CheckResult& x : r.checks)
-            if (x.name == name && want && x.judged && !x.ok)
-              why.emplace_back(name, name + " should hold, but: " + x.summary);
-        return fail(seed, why, o);
-      }
-      std::vector<std::pair<std::string, std::string>> why;
-      for (auto& [name, want] : ex.expect) {
-        const CheckResult* ch = nullptr;
-        for (const CheckResult& x : r.checks)
-          if (x.name == name) ch = &x;
-        if (!ch)
-          throw UsageError{sc.id + ": the exercise grades \"" + name + "\", which is not a check"};
-        if (!ch->judged)
-          why.emplace_back(name, name + " could not be judged (" + ch->summary + ")");
-        else if (ch->ok != want)
-          why.emplace_back(name, want ? name + " should hold, but: " + ch->summary
-                                      : name + " should be violated, but it held: " + ch->summary);
-      }
-      if (!why.empty()) return fail(seed, why, o);
     }
-    if (progress) std::cerr << "\r\033[K";
     if (c.json) {
       ojson j;
       j["scenario"] = sc.id;
