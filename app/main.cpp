@@ -26,11 +26,12 @@ const Command kCommands[] = {
     {"", "  (no command)  the GUI on the default scenario, fake backend\n", false},
     {"gui",
      "  gui [SCENARIO|TRACE.json] [--backend B] [--seed N] [--set P=V]... [--variant N=V]...\n"
-     "      [--lang en|ru|cs] [--presenter] [--reveal]\n"
+     "      [--lang en|ru|cs] [--presenter] [--reveal] [--exercise [--hints N] [--answer F.lua]]\n"
      "      [--screenshot FILE.png [--at-ms T] [--size WxH]]\n"
      "        the GUI; with --screenshot: render, write the PNG and exit. Only what has\n"
      "        happened up to the playhead is shown until its end (--reveal: everything);\n"
-     "        --presenter: the projector layout (P or F5 toggles it, H lists the keys)\n",
+     "        --presenter: the projector layout (P or F5 toggles it, H lists the keys);\n"
+     "        --exercise: the exercise panel (N hints shown; F.lua in its editor, checked)\n",
      false},
     {"repl",
      "  repl [--backend fake|redis://HOST:PORT|valkey://HOST:PORT] [--echo] [--reply-timeout-ms "

@@ -214,9 +214,11 @@ App::App(AppOptions options) : options_(std::move(options)) {
   speed_ = settings_.speed;
   follow_ = settings_.follow;
   scan_library();
+  load_progress_file();
 }
 
 App::~App() {
+  cancel_check();
   cancel_worker();
   for (auto& w : retired_workers_)
     if (w->thread.joinable()) w->thread.join();
@@ -392,6 +394,8 @@ scenario::RunOptions App::run_options() const {
   o.variant = variant_;
   o.set = params_;
   o.lang = lang_;
+  // While the student works on the exercise, the runs are of their script.
+  if (answer_in_runs()) o.scripts[scenario_->exercise->script] = exercise_script_;
   return o;
 }
 
@@ -997,6 +1001,7 @@ void App::apply_ui_scale() {
 void App::frame(float dt_s) {
   widgets_.clear();  // only what this frame draws can be clicked (presenter mode hides panels)
   poll_worker();
+  poll_check();
   handle_keys();
   apply_ui_scale();
   advance_playhead(dt_s);
@@ -1057,6 +1062,7 @@ void App::frame(float dt_s) {
   draw_inspector({right_px, avail.y});
 
   ImGui::End();
+  draw_exercise();
   draw_help();
 }
 

@@ -29,6 +29,7 @@
 
 #include <imgui.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -36,9 +37,11 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app/backend.h"
+#include "app/grade.h"
 #include "app/gui/strings.h"
 #include "app/gui/timeline_model.h"
 #include "app/gui/timeline_view.h"
@@ -142,7 +145,36 @@ struct AppOptions {
   // Read and write the settings file (off in tests and for --screenshot: reproducible).
   bool persist = true;
   std::string settings_path;  // default: config_dir()/settings.txt
+  // The exercises' progress (which passed, when, with which answer): read at start and
+  // written after each check, also when persist is off (a student's pass is never dropped).
+  bool keep_progress = true;
+  std::string progress_path;  // default: config_dir()/progress.json
 };
+
+// ---- Exercises: the progress file ---------------------------------------------------------
+
+// One exercise's record: passed (ever), when it was last checked (UTC, ISO 8601) and the answer
+// checked then (the script's text, or the settings as "name=value" lines).
+struct ProgressEntry {
+  bool passed = false;
+  std::string when;
+  std::string answer;
+  bool operator==(const ProgressEntry&) const = default;
+};
+using Progress = std::map<std::string, ProgressEntry>;  // by exercise (scenario) id
+// Reads progress.json: nullopt and *error when it cannot be read or is not a progress file
+// (a missing file is an empty progress, not an error).
+std::optional<Progress> load_progress(const std::string& path, std::string* error);
+// Atomic (temporary file + rename); creates the directory. nullopt, or why it failed.
+std::optional<std::string> save_progress(const std::string& path, const Progress& progress);
+
+// Where a Lua script does not compile: its line (1-based) and Lua's message.
+struct ScriptError {
+  int line = 0;
+  std::string message;
+};
+// nullopt if `source` compiles as a Lua 5.1 chunk (the fake's Lua and Redis 7's).
+std::optional<ScriptError> lua_compile_error(const std::string& source);
 
 // Where a widget was drawn in the last frame (screen pixels), for tests.
 struct WidgetRect {
@@ -233,6 +265,51 @@ class App {
   // After a choice changed: the fake run is redone at once (what-if) and the view and the
   // playhead stay where they were, so the new future appears in place. No-op otherwise.
   void rerun_in_place();
+
+  // ---- The exercise panel (exercise.cpp) ----
+  // Opens the current scenario's exercise (false if it has none): its task, hints one at a
+  // time, and the answer: the script in an editor, or the settings it lets the student choose.
+  bool open_exercise();
+  void close_exercise() { exercise_open_ = false; }
+  bool exercise_open() const { return exercise_open_; }
+  // The editor's text (a script exercise): the scenario's script at first.
+  std::string& exercise_script() { return exercise_script_; }
+  // Why the editor's script does not compile, as of the last frame (or a check).
+  const std::optional<ScriptError>& exercise_script_error() const { return script_error_; }
+  size_t hints_shown() const { return hints_shown_; }
+  void show_hint();
+  // Grades the answer over the exercise's seeds on a worker thread (the fake backend). False
+  // (with the reason shown) if the script does not compile or a check is already going.
+  bool check_exercise();
+  void cancel_check();
+  bool checking() const { return check_ != nullptr; }
+  // Seeds started / seeds of the running check.
+  std::pair<int64_t, int64_t> check_progress() const;
+  struct ExerciseVerdict {
+    enum class State : uint8_t { none, pass, fail, cancelled, error };
+    State state = State::none;
+    int64_t seeds = 0;
+    int64_t failed_seed = -1;
+    std::vector<app::GradeFailure> failed;
+    scenario::RunOptions failed_options;
+    // What went wrong, per failed check, in each language (made once, from the failing run).
+    std::vector<std::array<std::string, kLangCount>> words;
+    std::string error;  // State::error: why the check could not run
+  };
+  const ExerciseVerdict& exercise_verdict() const { return exercise_verdict_; }
+  // The failing seed's run, shown with the playhead at the first failed check's first
+  // violation (paused). False if the last check did not fail.
+  bool open_failing_seed();
+  const Progress& progress() const { return progress_; }
+  bool exercise_passed(const std::string& id) const {
+    auto it = progress_.find(id);
+    return it != progress_.end() && it->second.passed;
+  }
+  const std::string& progress_path() const { return options_.progress_path; }
+  // The progress file could not be read: said once, and it is not overwritten until reset.
+  const std::string& progress_error() const { return progress_error_; }
+  // Forgets every exercise's progress (the UI asks first) and writes the empty file.
+  bool reset_progress();
 
   // ---- Per frame ----
   // Between ImGui::NewFrame and ImGui::Render: takes in live events, moves the playhead by
@@ -355,6 +432,16 @@ class App {
   void draw_timeline(ImVec2 size);
   void draw_inspector(ImVec2 size);
   void draw_narration(ImVec2 size);
+  void draw_exercise();
+  void draw_script_editor(const Lang L);
+  void draw_reset_progress();
+  void poll_check();
+  void load_progress_file();
+  void record_progress(const std::string& id, bool passed, const std::string& answer);
+  void check_script();  // script_error_ for the editor's text, when it changed
+  std::string exercise_answer_text() const;
+  // A check's final summary in `lang`, from the trace shown (as the verdicts panel says it).
+  std::string check_summary_in(const std::string& check, Lang lang);
   void draw_selected_event();
   void draw_keyspace();
   void draw_pool_stats();
@@ -402,6 +489,36 @@ class App {
   float base_font_px_ = 17.0f;
   std::vector<Verdict> verdicts_;
   std::string caption_shown_;
+
+  // The exercise panel.
+  // A grade on another thread: it owns copies of what it reads; the UI polls the shared state.
+  struct CheckJob {
+    struct Shared {
+      std::mutex mu;
+      int64_t seed = 0, seeds = 0;  // the seed started last, of how many
+      bool done = false;
+      std::optional<app::GradeResult> result;
+      std::string error;
+      std::atomic<bool> cancel{false};
+    };
+    std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+    std::thread thread;
+    std::string scenario_id;
+    std::string answer;  // as the progress file records it
+  };
+  bool exercise_open_ = false;
+  std::string exercise_id_;  // whose exercise the panel's state is
+  std::string exercise_script_;
+  std::string checked_script_;  // the text script_error_ was found for
+  std::optional<ScriptError> script_error_;
+  size_t hints_shown_ = 0;
+  std::unique_ptr<CheckJob> check_;
+  ExerciseVerdict exercise_verdict_;
+  Progress progress_;
+  std::string progress_error_;
+  bool confirm_reset_ = false;
+  // The student's script goes into the runs while their exercise is open (so a run shows it).
+  bool answer_in_runs() const;
 
   std::unique_ptr<Worker> worker_;
   std::vector<std::unique_ptr<Worker>> retired_workers_;  // cancelled, joined at the end
@@ -459,6 +576,9 @@ struct FrameInput {
   float wheel = 0;
   float dt_s = 1.0f / 60;
   std::vector<KeyPress> keys;  // pressed in this frame
+  // Typing into the focused text field: Ctrl+A held this frame (select all), then characters.
+  bool select_all = false;
+  std::string text;
 };
 
 // One GLFW window with an OpenGL 3 context and a Dear ImGui context (one at a time).

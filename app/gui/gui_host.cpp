@@ -309,6 +309,11 @@ bool Host::frame(App& app, const FrameInput* input) {
     io.MouseDown[0] = input->mouse_down;
     io.MouseWheel = input->wheel;
     io.DeltaTime = input->dt_s > 0 ? input->dt_s : 1.0f / 60;
+    // Typing (tests): Ctrl+A as ImGui's text fields read it, then the characters.
+    io.KeyCtrl = input->select_all;
+    if (io.KeyMap[ImGuiKey_A] >= 0 && io.KeyMap[ImGuiKey_A] < IM_ARRAYSIZE(io.KeysDown))
+      io.KeysDown[io.KeyMap[ImGuiKey_A]] = input->select_all;
+    if (!input->text.empty()) io.AddInputCharactersUTF8(input->text.c_str());
   }
   ImGui::NewFrame();
   app.set_keys(input ? input->keys : pressed_keys());

@@ -1,6 +1,6 @@
 // `redlab gui [SCENARIO|TRACE.json] [--screenshot FILE.png] [--at-ms T] [--size WxH]
 //             [--lang L] [--seed N] [--set P=V] [--variant N=V] [--backend B] [--presenter]
-//             [--reveal]`
+//             [--reveal] [--exercise] [--hints N] [--answer FILE.lua]`
 // Every option takes its value as the next argument or after '=' (`--at-ms=16000`), like
 // the other subcommands.
 //
@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "app/files.h"
 #include "app/gui/gui_app.h"
 
 namespace redlab::app {
@@ -44,6 +45,11 @@ struct GuiArgs {
   std::optional<std::string> backend;
   bool presenter = false;
   bool reveal = false;
+  // The exercise panel: open, with this many hints shown, and an answer (a script file) in
+  // its editor, checked before the picture is taken.
+  bool exercise = false;
+  int64_t hints = 0;
+  std::string answer;
 };
 
 struct BadInput {
@@ -110,6 +116,19 @@ GuiArgs parse_args(const std::vector<std::string>& args) {
       g.variant[k] = v;
     } else if (a == "--backend") {
       g.backend = value();
+    } else if (a == "--exercise") {
+      if (inline_value) throw BadInput{a + " takes no value"};
+      g.exercise = true;
+    } else if (a == "--hints") {
+      std::string v = value();
+      auto n = scenario::parse_int(v);
+      if (!n || *n < 0 || *n > 100) throw BadInput{"--hints " + v + ": expected 0 to 100"};
+      g.hints = *n;
+      g.exercise = true;
+    } else if (a == "--answer") {
+      g.answer = value();
+      if (g.answer.empty()) throw BadInput{"--answer needs a file name"};
+      g.exercise = true;
     } else if (a == "--presenter" || a == "--reveal") {
       if (inline_value) throw BadInput{a + " takes no value"};
       (a == "--presenter" ? g.presenter : g.reveal) = true;
@@ -146,6 +165,7 @@ int gui_main_checked(const std::vector<std::string>& args) {
   // Screenshots and tests must not depend on (or change) someone's saved settings.
   gui::AppOptions options;
   options.persist = !screenshot;
+  options.keep_progress = !screenshot;  // a screenshot shows no one's progress
   gui::App app(options);
   if (g.lang) app.set_lang(*g.lang);
   if (g.backend) app.set_backend(*g.backend);
@@ -182,6 +202,20 @@ int gui_main_checked(const std::vector<std::string>& args) {
     app.seek(*g.at_ms * kUsPerMs);
     app.pause();
   }
+  std::string answer_text;
+  if (g.exercise) {
+    if (replay) throw BadInput{"--exercise: " + g.input + " is a saved trace (give a scenario)"};
+    if (!app.open_exercise()) throw BadInput{app.error()};
+    for (int64_t i = 0; i < g.hints; i++) app.show_hint();
+    if (!g.answer.empty()) {
+      if (!app.scenario()->exercise->choose.empty())
+        throw BadInput{"--answer: " + app.scenario()->id +
+                       " is answered with settings (--variant, --set), not a script"};
+      if (auto error = read_input(g.answer, InputKind::script, &answer_text))
+        throw BadInput{*error};
+      app.exercise_script() = answer_text;
+    }
+  }
 
   gui::HostOptions host_options;
   host_options.width_px = g.width_px;
@@ -193,9 +227,16 @@ int gui_main_checked(const std::vector<std::string>& args) {
   auto host = gui::Host::open(host_options, &error);
   if (!host) throw BadInput{error};
 
+  if (!g.answer.empty() && !app.check_exercise()) {
+    const auto& e = app.exercise_script_error();
+    throw BadInput{e ? g.answer + ":" + std::to_string(e->line) + ": " + e->message : app.error()};
+  }
   if (screenshot) {
     gui::FrameInput still;  // no mouse, no time passing: the picture shows the chosen moment
     still.dt_s = 1.0f / 60;
+    // A check of --answer is pictured with its verdict (a fake grade: seconds at most).
+    while (app.checking())
+      if (!host->frame(app, &still)) throw BadInput{"the window was closed"};
     // A live run on a real backend is pictured when it has ended, like a fake run (bounded:
     // a run ends by its duration and its timeouts; this only guards against a bug).
     auto started = std::chrono::steady_clock::now();

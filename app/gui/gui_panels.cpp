@@ -326,6 +326,19 @@ void App::draw_top_bar() {
   record("reveal");
   help_marker(tr(S::reveal_tip, L));
 
+  // The scenario's exercise (when it has one): the panel opens and closes.
+  if (scenario_ && scenario_->exercise) {
+    flow(button_px(tr(S::exercise_button, L)), gap_px);
+    if (ImGui::Button((std::string(tr(S::exercise_button, L)) + "###exercise").c_str())) {
+      if (exercise_open_ && exercise_id_ == scenario_->id)
+        close_exercise();
+      else
+        open_exercise();
+    }
+    record("exercise");
+    help_marker(tr(S::exercise_button_tip, L));
+  }
+
   // The slider shows the value in the language's words ("1,5×"): a format with no printf
   // directive is drawn as it is ('%' doubled), and typing a value in (Ctrl+click) is off.
   std::string speed_format;
@@ -456,6 +469,8 @@ void App::draw_library(ImVec2 size) {
   ImGui::TextUnformatted(tr(S::scenarios, L));
   ImGui::SetNextItemWidth(-1);
   ImGui::InputTextWithHint("##search", tr(S::search, L), &library_filter_);
+  // Progress kept: a way to forget it, above the list (always in view).
+  if (!progress_.empty() || !progress_error_.empty()) draw_reset_progress();
   const std::string needle = lower(library_filter_);
   auto matches = [&](const ScenarioEntry& e) {
     if (needle.empty()) return true;
@@ -480,8 +495,10 @@ void App::draw_library(ImVec2 size) {
       std::string title = e.title.get(lang_);
       if (title.empty()) title = e.id;
       bool current = scenario_ && scenario_->id == e.id;
-      // Titles are sentences: wrap them instead of cutting them off.
-      const float wrap_px = ImGui::GetContentRegionAvail().x;
+      const bool passed = exercise_passed(e.id);
+      const float mark_px = ImGui::GetFontSize();
+      // Titles are sentences: wrap them instead of cutting them off (before a passed mark).
+      const float wrap_px = ImGui::GetContentRegionAvail().x - (passed ? mark_px * 1.3f : 0);
       const ImVec2 text_size = ImGui::CalcTextSize(title.c_str(), nullptr, false, wrap_px);
       const ImVec2 at = ImGui::GetCursorScreenPos();
       if (ImGui::Selectable(("##" + e.id).c_str(), current, 0, {0, text_size.y})) {
@@ -491,7 +508,23 @@ void App::draw_library(ImVec2 size) {
                                           ImGui::GetColorU32(ImGuiCol_Text), title.c_str(), nullptr,
                                           wrap_px);
       record("library:" + e.id);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s", e.id.c_str(), e.path.c_str());
+      if (passed) {
+        // A tick at the row's end: the exercise was passed (drawn, so no font needs a glyph).
+        const ImVec2 row_max = ImGui::GetItemRectMax(), row_min = ImGui::GetItemRectMin();
+        const float x = row_max.x - mark_px * 1.1f, y = row_min.y + mark_px * 0.55f;
+        const ImVec2 tick[] = {{x, y},
+                               {x + mark_px * 0.3f, y + mark_px * 0.3f},
+                               {x + mark_px * 0.85f, y - mark_px * 0.35f}};
+        ImGui::GetWindowDrawList()->AddPolyline(tick, 3, ImGui::GetColorU32(kHoldsColour), 0,
+                                                std::max(2.0f, mark_px * 0.14f));
+        widgets_["passed:" + e.id] = {{x, y - mark_px * 0.35f},
+                                      {x + mark_px * 0.85f, y + mark_px * 0.3f}};
+      }
+      if (ImGui::IsItemHovered()) {
+        std::string tip = e.id + "\n" + e.path;
+        if (passed) tip += "\n" + trf(S::ex_passed_on, L, {progress_.at(e.id).when});
+        ImGui::SetTooltip("%s", tip.c_str());
+      }
     }
     ImGui::TreePop();
   }
@@ -1199,6 +1232,235 @@ void App::draw_narration(ImVec2 size) {
     ImGui::EndTable();
   }
   ImGui::EndChild();
+}
+
+// ---- Exercises ----------------------------------------------------------------------------
+
+void App::draw_reset_progress() {
+  const Lang L = ui_lang();
+  if (!confirm_reset_) {
+    if (ImGui::SmallButton(
+            (std::string(tr(S::ex_reset_progress, L)) + "###reset_progress").c_str()))
+      confirm_reset_ = true;
+    record("reset_progress");
+    return;
+  }
+  // Forgetting a class's progress is not undone: asked once more, in words.
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(tr(S::ex_reset_confirm, L));
+  ImGui::PopTextWrapPos();
+  if (ImGui::Button((std::string(tr(S::ex_reset_yes, L)) + "###reset_yes").c_str()))
+    reset_progress();
+  record("reset_yes");
+  ImGui::SameLine();
+  if (ImGui::Button((std::string(tr(S::ex_reset_no, L)) + "###reset_no").c_str()))
+    confirm_reset_ = false;
+  record("reset_no");
+}
+
+void App::draw_exercise() {
+  if (!exercise_open_) return;
+  if (!scenario_ || !scenario_->exercise || scenario_->id != exercise_id_) {
+    exercise_open_ = false;  // another scenario was opened: its exercise is its own
+    return;
+  }
+  const Lang L = ui_lang();
+  const scenario::Exercise& ex = *scenario_->exercise;
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(
+      {vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.08f},
+      ImGuiCond_Once);
+  ImGui::SetNextWindowSize({vp->WorkSize.x * 0.46f, vp->WorkSize.y * 0.86f}, ImGuiCond_Once);
+  ImGui::SetNextWindowBgAlpha(0.98f);
+  const std::string title = trf(S::exercise_title, L, {scenario_->title.get(lang_)});
+  if (!ImGui::Begin((title + "###exercise_panel").c_str(), &exercise_open_,
+                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
+    ImGui::End();
+    return;
+  }
+  record_window("exercise_panel");
+  resume_text_capture();
+  ImGui::PushTextWrapPos(0);
+
+  // The task, then the hints revealed so far.
+  ImGui::TextColored(kMutedColour, "%s", tr(S::ex_task, L));
+  ImGui::TextUnformatted(ex.task.get(lang_).c_str());
+  record("exercise_task");
+  for (size_t i = 0; i < hints_shown_ && i < ex.hints.size(); i++) {
+    ImGui::Spacing();
+    ImGui::TextColored(
+        kMutedColour, "%s",
+        trf(S::ex_hint_n, L, {std::to_string(i + 1), std::to_string(ex.hints.size())}).c_str());
+    ImGui::TextUnformatted(ex.hints[i].get(lang_).c_str());
+    record("hint:" + std::to_string(i + 1));
+  }
+  if (hints_shown_ < ex.hints.size()) {
+    if (ImGui::Button((std::string(tr(S::ex_show_hint, L)) + "###show_hint").c_str())) show_hint();
+    record("show_hint");
+  } else if (!ex.hints.empty()) {
+    ImGui::TextDisabled("%s", tr(S::ex_no_more_hints, L));
+  }
+  ImGui::Separator();
+
+  // The answer.
+  if (ex.choose.empty()) {
+    draw_script_editor(L);
+  } else {
+    ImGui::TextColored(kMutedColour, "%s", tr(S::ex_your_settings, L));
+    for (const std::string& name : ex.choose) {
+      if (const scenario::Variant* v = scenario_->variant(name)) {
+        std::string label = v->label.get(lang_);
+        if (label.empty()) label = v->name;
+        std::string& value = variant_[v->name];
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
+        if (ImGui::BeginCombo((label + "##ex_v_" + v->name).c_str(),
+                              value_words(*v, value, lang_).c_str())) {
+          for (const std::string& val : v->values)
+            if (ImGui::Selectable((value_words(*v, val, lang_) + "##" + val).c_str(),
+                                  val == value) &&
+                val != value) {
+              value = val;
+              rerun_in_place();
+            }
+          ImGui::EndCombo();
+        }
+        record("ex_v:" + v->name);
+      } else if (const scenario::Param* p = scenario_->param(name)) {
+        std::string label = p->label.get(lang_);
+        if (label.empty()) label = p->name;
+        int64_t& value = params_[p->name];
+        std::string unit = unit_words(p->unit, L);
+        std::replace(unit.begin(), unit.end(), '%', ' ');
+        const std::string format = "%" PRId64 " " + unit;
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
+        ImGui::SliderScalar((label + "##ex_p_" + p->name).c_str(), ImGuiDataType_S64, &value,
+                            &p->min, &p->max, format.c_str());
+        if (ImGui::IsItemDeactivatedAfterEdit()) rerun_in_place();
+        record("ex_p:" + p->name);
+      }
+    }
+  }
+  ImGui::Separator();
+
+  // Check: over the exercise's seeds, on a worker, with its progress and a way out.
+  if (checking()) {
+    auto [seed, seeds] = check_progress();
+    const float fraction = seeds > 0 ? float(seed) / float(seeds) : 0.0f;
+    ImGui::ProgressBar(
+        fraction, {ImGui::GetFontSize() * 16, 0},
+        trf(S::ex_checking, L, {std::to_string(seed), std::to_string(seeds)}).c_str());
+    record("check_progress");
+    ImGui::SameLine();
+    if (ImGui::Button((std::string(tr(S::ex_cancel, L)) + "###cancel_check").c_str()))
+      cancel_check();
+    record("cancel_check");
+  } else {
+    const bool can = ex.choose.empty() ? !script_error_ : true;
+    if (!can) ImGui::BeginDisabled();
+    if (ImGui::Button((std::string(tr(S::ex_check, L)) + "###check").c_str())) check_exercise();
+    if (!can) ImGui::EndDisabled();
+    record("check");
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s", trf(S::ex_check_tip, L, {std::to_string(ex.seeds)}).c_str());
+  }
+
+  // The verdict.
+  using St = ExerciseVerdict::State;
+  const ExerciseVerdict& v = exercise_verdict_;
+  switch (v.state) {
+    case St::none:
+      break;
+    case St::pass:
+      ImGui::TextColored(kHoldsColour, "%s", trf(S::ex_pass, L, {std::to_string(v.seeds)}).c_str());
+      record("exercise_verdict");
+      break;
+    case St::fail: {
+      const std::string seed = std::to_string(v.failed_seed);
+      ImGui::TextColored(kViolatedColour, "%s", trf(S::ex_fail, L, {seed}).c_str());
+      record("exercise_verdict");
+      for (size_t i = 0; i < v.words.size(); i++) {
+        ImGui::Bullet();
+        ImGui::TextUnformatted(v.words[i][size_t(L)].c_str());
+        record("exercise_failure:" + std::to_string(i));
+      }
+      if (ImGui::Button((trf(S::ex_open_seed, L, {seed}) + "###open_seed").c_str()))
+        open_failing_seed();
+      record("open_seed");
+      help_marker(tr(S::ex_open_seed_tip, L));
+      break;
+    }
+    case St::cancelled:
+      ImGui::TextColored(kMutedColour, "%s", tr(S::ex_cancelled, L));
+      record("exercise_verdict");
+      break;
+    case St::error:
+      ImGui::TextColored(kViolatedColour, "%s", trf(S::ex_check_error, L, {v.error}).c_str());
+      record("exercise_verdict");
+      break;
+  }
+  if (auto it = progress_.find(scenario_->id); it != progress_.end() && it->second.passed) {
+    ImGui::TextColored(kHoldsColour, "%s", trf(S::ex_passed_on, L, {it->second.when}).c_str());
+    record("exercise_passed_on");
+  }
+  ImGui::PopTextWrapPos();
+  ImGui::End();
+}
+
+// The script in an editor with its line numbers beside it: the editor is as tall as the
+// script, inside a scrolling child that holds both, so the numbers scroll with the lines. A
+// script that does not load has its line marked and Lua's message below.
+void App::draw_script_editor(const Lang L) {
+  const scenario::Exercise& ex = *scenario_->exercise;
+  check_script();
+  ImGui::TextColored(kMutedColour, "%s", trf(S::ex_your_script, L, {ex.script}).c_str());
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float line_px = ImGui::GetTextLineHeight();
+  const int lines = 1 + int(std::count(exercise_script_.begin(), exercise_script_.end(), '\n'));
+  const float numbers_px = ImGui::CalcTextSize("0000").x;
+  const float editor_px = float(lines + 2) * line_px + style.FramePadding.y * 2;
+  const float shown_px =
+      std::clamp(editor_px + style.WindowPadding.y * 2, line_px * 8,
+                 std::max(line_px * 8, ImGui::GetContentRegionAvail().y * 0.55f));
+  ImGui::BeginChild("script_scroll", {0, shown_px}, true, ImGuiWindowFlags_HorizontalScrollbar);
+  const ImVec2 top = ImGui::GetCursorScreenPos();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  ImGui::Dummy({numbers_px, editor_px});
+  ImGui::SameLine(0, style.ItemSpacing.x);
+  ImGuiInputTextFlags flags = ImGuiInputTextFlags_AllowTabInput;
+  if (checking()) flags |= ImGuiInputTextFlags_ReadOnly;  // the answer being graded stays put
+  ImGui::InputTextMultiline(
+      "##script", &exercise_script_,
+      {std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 20), editor_px}, flags);
+  record("script_editor");
+  const float width_px = ImGui::GetItemRectMax().x - top.x;
+  for (int i = 1; i <= lines; i++) {
+    const float y = top.y + style.FramePadding.y + float(i - 1) * line_px;
+    const bool bad = script_error_ && script_error_->line == i;
+    if (bad) {
+      draw->AddRectFilled({top.x, y}, {top.x + width_px, y + line_px},
+                          ImGui::GetColorU32(ImVec4(0.9f, 0.1f, 0.1f, 0.22f)));
+      widgets_["script_error_line"] = {{top.x, y}, {top.x + width_px, y + line_px}};
+    }
+    const std::string n = std::to_string(i);
+    const float n_px = ImGui::CalcTextSize(n.c_str()).x;
+    draw->AddText({top.x + numbers_px - n_px, y},
+                  ImGui::GetColorU32(bad ? kViolatedColour : kMutedColour), n.c_str());
+  }
+  ImGui::EndChild();
+  if (script_error_) {
+    ImGui::TextColored(
+        kViolatedColour, "%s",
+        trf(S::ex_script_error, L, {std::to_string(script_error_->line), script_error_->message})
+            .c_str());
+    record("script_error");
+  }
+  if (const scenario::ScriptDef* def = scenario_->script(ex.script);
+      def && def->source != exercise_script_ && !checking()) {
+    if (ImGui::SmallButton(
+            (std::string(tr(S::ex_restore_script, L)) + "###restore_script").c_str()))
+      exercise_script_ = def->source;
+    record("restore_script");
+  }
 }
 
 }  // namespace redlab::gui

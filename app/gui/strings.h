@@ -487,6 +487,40 @@ const char* lang_code(Lang lang);
   X(v_key_absent_label, "{0} is absent, not {1}", "{0} нет, а ожидалось {1}", "{0} chybí, očekáváno {1}") \
   X(v_wait_ok, "no command waited long behind other clients' commands", "ни одна команда не ждала долго за командами других клиентов", "žádný příkaz nečekal dlouho za příkazy jiných klientů") \
   X(v_generic_label, "{0} violated", "{0}: нарушение", "{0}: porušení") \
+  /* ---- The exercise panel ---- */ \
+  X(exercise_button, "Exercise", "Упражнение", "Cvičení") \
+  X(exercise_button_tip, "This scenario's exercise: a task to solve, hints, and a check of your answer.", "Упражнение этого сценария: задача, подсказки и проверка вашего ответа.", "Cvičení tohoto scénáře: úkol, nápovědy a kontrola vaší odpovědi.") \
+  X(exercise_title, "Exercise: {0}", "Упражнение: {0}", "Cvičení: {0}") \
+  X(ex_none, "This scenario has no exercise.", "У этого сценария нет упражнения.", "Tento scénář nemá cvičení.") \
+  X(ex_task, "Task", "Задание", "Úkol") \
+  X(ex_show_hint, "Show a hint", "Показать подсказку", "Ukázat nápovědu") \
+  X(ex_hint_n, "Hint {0} of {1}", "Подсказка {0} из {1}", "Nápověda {0} z {1}") \
+  X(ex_no_more_hints, "That was the last hint.", "Это была последняя подсказка.", "To byla poslední nápověda.") \
+  X(ex_your_script, "Your script {0}", "Ваш скрипт {0}", "Váš skript {0}") \
+  X(ex_restore_script, "Start again from the scenario's script", "Начать заново со скрипта сценария", "Začít znovu od skriptu scénáře") \
+  X(ex_script_error, "The script does not load: line {0}: {1}", "Скрипт не загружается: строка {0}: {1}", "Skript se nenačte: řádek {0}: {1}") \
+  X(ex_your_settings, "Your answer: the settings this exercise lets you change", "Ваш ответ — настройки, которые упражнение разрешает менять", "Vaše odpověď: nastavení, která cvičení dovoluje změnit") \
+  X(ex_check, "Check", "Проверить", "Zkontrolovat") \
+  X(ex_check_tip, "Grade your answer over seeds 1..{0} (fake Redis): every graded check must come out as the exercise requires.", "Проверить ответ на зёрнах 1..{0} (имитация Redis): каждая проверка должна дать то, что требует упражнение.", "Ohodnotit odpověď na semínkách 1..{0} (simulovaný Redis): každá kontrola musí dopadnout, jak cvičení žádá.") \
+  X(ex_checking, "Checking: seed {0} of {1}", "Проверка: зерно {0} из {1}", "Kontrola: semínko {0} z {1}") \
+  X(ex_cancel, "Cancel", "Отмена", "Zrušit") \
+  X(ex_pass, "Passed: every graded check came out as required over seeds 1..{0}.", "Зачтено: все проверки дали нужный результат на зёрнах 1..{0}.", "Splněno: všechny kontroly dopadly podle požadavku na semínkách 1..{0}.") \
+  X(ex_fail, "Not yet: seed {0} fails.", "Пока нет: зерно {0} не проходит.", "Ještě ne: semínko {0} neprošlo.") \
+  X(ex_should_hold, "{0} should hold, but: {1}", "«{0}» должно выполняться, но: {1}", "„{0}“ má platit, ale: {1}") \
+  X(ex_should_be_violated, "{0} should be violated, but it held: {1}", "«{0}» должно нарушаться, но выполнилось: {1}", "„{0}“ má být porušeno, ale platilo: {1}") \
+  X(ex_not_judged, "{0} could not be judged ({1})", "«{0}» не удалось оценить ({1})", "„{0}“ nešlo posoudit ({1})") \
+  X(ex_did_not_finish, "the run did not finish: {0}", "Прогон не завершился: {0}", "Běh neskončil: {0}") \
+  X(ex_open_seed, "Open seed {0}", "Открыть зерно {0}", "Otevřít semínko {0}") \
+  X(ex_open_seed_tip, "That seed's run on the timeline, the playhead at the failure.", "Прогон с этим зерном на временной шкале, курсор — на ошибке.", "Běh s tímto semínkem na časové ose, ukazatel na chybě.") \
+  X(ex_cancelled, "The check was cancelled.", "Проверка отменена.", "Kontrola byla zrušena.") \
+  X(ex_check_error, "The check could not run: {0}", "Проверку не удалось выполнить: {0}", "Kontrolu nešlo provést: {0}") \
+  X(ex_passed_on, "Passed on {0}", "Зачтено {0}", "Splněno {0}") \
+  X(ex_reset_progress, "Reset progress", "Сбросить прогресс", "Vynulovat postup") \
+  X(ex_reset_confirm, "Forget which exercises you have passed? This cannot be undone.", "Забыть, какие упражнения вы прошли? Отменить это нельзя.", "Zapomenout, která cvičení jste splnili? Nelze to vrátit zpět.") \
+  X(ex_reset_yes, "Forget them", "Забыть", "Zapomenout") \
+  X(ex_reset_no, "Keep them", "Оставить", "Ponechat") \
+  X(ex_progress_unreadable, "The progress file {0} cannot be read ({1}); it is kept as it is until you reset progress.", "Файл прогресса {0} не читается ({1}); он останется как есть, пока вы не сбросите прогресс.", "Soubor postupu {0} nelze přečíst ({1}); zůstane, jak je, dokud postup nevynulujete.") \
+  X(ex_progress_not_saved, "Progress not saved: {0}", "Прогресс не сохранён: {0}", "Postup nebyl uložen: {0}") \
   /* ---- Time units ---- */ \
   X(unit_s, "s", "с", "s") \
   X(unit_ms, "ms", "мс", "ms") \

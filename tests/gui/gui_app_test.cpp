@@ -15,6 +15,9 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "app/gui/gui.h"
 #include "app/gui/gui_app.h"
@@ -71,6 +74,7 @@ class GuiApp : public ::testing::Test {
     host = host_;
     AppOptions app_options;
     app_options.persist = false;
+    app_options.keep_progress = false;  // the exercise tests give theirs a scratch file
     app = std::make_unique<App>(app_options);
     frames(1);  // let go of whatever the previous test's mouse was doing
   }
@@ -113,6 +117,51 @@ class GuiApp : public ::testing::Test {
     ASSERT_TRUE(app->open_scenario(id)) << app->error();
     ASSERT_TRUE(app->run(false)) << app->error();
     frames(3);
+  }
+  // ---- The exercise panel ----
+  // The app anew, keeping its progress in `progress_path` ("" = the default place).
+  void new_app(const std::string& progress_path) {
+    app.reset();
+    AppOptions options;
+    options.persist = false;
+    options.keep_progress = true;
+    options.progress_path = progress_path;
+    app = std::make_unique<App>(options);
+    frames(1);
+  }
+  void open_panel(const std::string& id) {
+    open_and_run_to_end(id);
+    WidgetRect button = app->widget("exercise");
+    ASSERT_TRUE(button.valid()) << "no Exercise button for " << id;
+    if (!app->exercise_open()) click(button.center());  // the button opens and closes it
+    frames(2);
+    ASSERT_TRUE(app->exercise_open());
+    ASSERT_TRUE(app->widget("exercise_panel").valid());
+  }
+  // Replaces the editor's text as a student does: click into it, Ctrl+A, type.
+  void type_into_editor(const std::string& text) {
+    WidgetRect editor = app->widget("script_editor");
+    ASSERT_TRUE(editor.valid());
+    click({editor.min.x + 30, editor.min.y + 8});
+    FrameInput select;
+    select.select_all = true;
+    ASSERT_TRUE(host->frame(*app, &select));
+    frames(1);
+    FrameInput typing;
+    typing.text = text;
+    ASSERT_TRUE(host->frame(*app, &typing));
+    frames(2);
+  }
+  void click_check_and_wait() {
+    WidgetRect check = app->widget("check");
+    ASSERT_TRUE(check.valid());
+    click(check.center());
+    for (int i = 0; i < 3000 && app->checking(); i++) {
+      frames(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_FALSE(app->checking());
+    frames(2);
   }
   // The pixel at (x, y) of the last frame.
   std::array<uint8_t, 3> pixel(int x, int y) const {
@@ -1266,6 +1315,277 @@ TEST_F(GuiApp, EveryCheckKindReadsWithoutEnglishInRussianAndCzech) {
   EXPECT_GE(lessons.size(), 10u);
 }
 
+// ---- The exercise panel ----
+
+const fs::path kExercises = REDLAB_SOURCE_DIR "/tests/exercises";
+
+// A fresh scratch directory per test (progress files).
+fs::path scratch(const std::string& name) {
+  fs::path dir = out_dir() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// The check a wrong answer names on its "-- fails: CHECK" line.
+std::string fails_line(const std::string& script) {
+  std::smatch m;
+  static const std::regex re("-- fails: ([a-z_]+)");
+  return std::regex_search(script, m, re) ? m[1].str() : "";
+}
+
+TEST_F(GuiApp, ExerciseHintsAreRevealedOneAtATime) {
+  open_panel("lost-update");
+  const scenario::Exercise& ex = *app->scenario()->exercise;
+  ASSERT_EQ(ex.hints.size(), 3u);
+  EXPECT_TRUE(app->widget("exercise_task").valid());
+  EXPECT_EQ(app->hints_shown(), 0u);
+  EXPECT_FALSE(app->widget("hint:1").valid());
+  for (size_t n = 1; n <= ex.hints.size(); n++) {
+    WidgetRect show = app->widget("show_hint");
+    ASSERT_TRUE(show.valid()) << n;
+    click(show.center());
+    frames(1);
+    EXPECT_EQ(app->hints_shown(), n);
+    EXPECT_TRUE(app->widget("hint:" + std::to_string(n)).valid()) << n;
+    EXPECT_FALSE(app->widget("hint:" + std::to_string(n + 1)).valid()) << n;
+  }
+  EXPECT_FALSE(app->widget("show_hint").valid());  // no more to show
+  // The editor starts from the scenario's own script.
+  EXPECT_EQ(app->exercise_script(), app->scenario()->script(ex.script)->source);
+  // A settings exercise shows what it lets the student change, not an editor.
+  open_panel("pool-exhaustion");
+  const scenario::Exercise& settings = *app->scenario()->exercise;
+  ASSERT_FALSE(settings.choose.empty());
+  EXPECT_FALSE(app->widget("script_editor").valid());
+  for (const std::string& name : settings.choose)
+    EXPECT_TRUE(app->widget("ex_v:" + name).valid() || app->widget("ex_p:" + name).valid()) << name;
+}
+
+TEST_F(GuiApp, ExerciseLuaSyntaxErrorShowsItsLineAndIsNotGraded) {
+  new_app((scratch("syntax") / "progress.json").string());
+  open_panel("lost-update");
+  type_into_editor("local left = 1\nif left > 0 then\n  return = 1\nend\nreturn 0\n");
+  ASSERT_EQ(app->exercise_script(),
+            "local left = 1\nif left > 0 then\n  return = 1\nend\nreturn 0\n");
+  ASSERT_TRUE(app->exercise_script_error());
+  EXPECT_EQ(app->exercise_script_error()->line, 3);
+  EXPECT_NE(app->exercise_script_error()->message.find("near"), std::string::npos)
+      << app->exercise_script_error()->message;
+  EXPECT_TRUE(app->widget("script_error").valid());
+  // The marked line is the third line of the editor.
+  WidgetRect line = app->widget("script_error_line");
+  WidgetRect editor = app->widget("script_editor");
+  ASSERT_TRUE(line.valid());
+  const float line_px = line.max.y - line.min.y;
+  EXPECT_NEAR((line.min.y - editor.min.y) / line_px, 2.0, 0.5);
+  // Check does nothing with a script that does not load.
+  click(app->widget("check").center());
+  frames(2);
+  EXPECT_FALSE(app->checking());
+  EXPECT_EQ(app->exercise_verdict().state, App::ExerciseVerdict::State::none);
+  EXPECT_FALSE(app->check_exercise());
+  // Fixed, the mark goes.
+  type_into_editor("return 0\n");
+  EXPECT_FALSE(app->exercise_script_error());
+  EXPECT_FALSE(app->widget("script_error_line").valid());
+}
+
+// Every wrong answer of the model lesson, typed into the editor, fails with the check it names
+// (the words `redlab check` prints), and the failing seed opens at its violation.
+TEST_F(GuiApp, ExerciseWrongAnswerTypedInFailsWithItsMessageAndOpensTheFailingSeed) {
+  const fs::path progress = scratch("wrong") / "progress.json";
+  new_app(progress.string());
+  open_panel("lost-update");
+  std::vector<fs::path> wrong;
+  for (const auto& e : fs::directory_iterator(kExercises / "lost-update" / "wrong"))
+    wrong.push_back(e.path());
+  std::sort(wrong.begin(), wrong.end());
+  ASSERT_GE(wrong.size(), 5u);
+  for (const fs::path& file : wrong) {
+    SCOPED_TRACE(file.filename().string());
+    const std::string script = read_text(file);
+    const std::string names = fails_line(script);
+    ASSERT_FALSE(names.empty());
+    type_into_editor(script);
+    ASSERT_EQ(app->exercise_script(), script);
+    ASSERT_FALSE(app->exercise_script_error());
+    click_check_and_wait();
+    const App::ExerciseVerdict& v = app->exercise_verdict();
+    ASSERT_EQ(v.state, App::ExerciseVerdict::State::fail) << v.error;
+    EXPECT_TRUE(app->widget("exercise_verdict").valid());
+    EXPECT_TRUE(app->widget("open_seed").valid());
+    bool named = false;
+    ASSERT_EQ(v.words.size(), v.failed.size());
+    for (size_t i = 0; i < v.failed.size(); i++) {
+      named = named || v.failed[i].check == names;
+      // In English the words are the grader's own (what `redlab check` prints).
+      EXPECT_EQ(v.words[i][size_t(Lang::en)], v.failed[i].text());
+      EXPECT_TRUE(app->widget("exercise_failure:" + std::to_string(i)).valid());
+    }
+    EXPECT_TRUE(named) << "the verdict does not name " << names;
+    // The failing seed is what the timeline shows, with the student's script in it.
+    EXPECT_EQ(app->trace().meta().at("seed"), std::to_string(v.failed_seed));
+    EXPECT_EQ(app->scenario()->id, "lost-update");
+    EXPECT_FALSE(app->playing());
+    // The playhead at the first violation of the first failed check that should hold.
+    const app::GradeFailure* first = nullptr;
+    for (const app::GradeFailure& f : v.failed)
+      if (!first && f.why == app::GradeFailure::Why::should_hold) first = &f;
+    if (first) {
+      const ViolationRegion* at = nullptr;
+      for (size_t i : app->model().violations_by_start())
+        if (!at && app->model().violations()[i].check == first->check)
+          at = &app->model().violations()[i];
+      ASSERT_NE(at, nullptr) << first->check;
+      EXPECT_EQ(app->playhead_us(), at->from_us);
+      EXPECT_EQ(app->view().selected_event, at->event);
+    }
+    // Moved away, "Open seed N" brings it back.
+    app->seek(0);
+    click(app->widget("open_seed").center());
+    frames(1);
+    if (first) {
+      EXPECT_GT(app->playhead_us(), 0);
+    }
+  }
+  // A failed attempt is recorded, not passed.
+  EXPECT_FALSE(app->exercise_passed("lost-update"));
+  std::string error;
+  auto p = load_progress(progress.string(), &error);
+  ASSERT_TRUE(p) << error;
+  ASSERT_TRUE(p->count("lost-update"));
+  EXPECT_FALSE(p->at("lost-update").passed);
+  EXPECT_EQ(p->at("lost-update").answer, read_text(wrong.back()));
+}
+
+// The solution passes; the progress file under $XDG_CONFIG_HOME/redlab records the pass, when
+// and the answer; the library marks the scenario; a later fail keeps the pass; reset clears it
+// after a confirmation.
+TEST_F(GuiApp, ExerciseSolutionPassesAndTheProgressFileRecordsIt) {
+  const fs::path xdg = scratch("xdg");
+  const char* old_xdg = std::getenv("XDG_CONFIG_HOME");
+  const std::string kept = old_xdg ? old_xdg : "";
+  ::setenv("XDG_CONFIG_HOME", xdg.c_str(), 1);
+  new_app("");
+  const fs::path progress = xdg / "redlab" / "progress.json";
+  EXPECT_EQ(app->progress_path(), progress.string());
+  open_panel("lost-update");
+  const std::string solution = read_text(kExercises / "lost-update" / "solution.lua");
+  type_into_editor(solution);
+  click_check_and_wait();
+  EXPECT_EQ(app->exercise_verdict().state, App::ExerciseVerdict::State::pass)
+      << app->exercise_verdict().error;
+  EXPECT_EQ(app->exercise_verdict().seeds, app->scenario()->exercise->seeds);
+  EXPECT_TRUE(app->widget("exercise_verdict").valid());
+  EXPECT_TRUE(app->exercise_passed("lost-update"));
+  ASSERT_TRUE(fs::exists(progress));
+  auto json = nlohmann::json::parse(read_text(progress));
+  EXPECT_EQ(json["format"], "redlab-progress");
+  auto entry = json["exercises"]["lost-update"];
+  EXPECT_EQ(entry["passed"], true);
+  EXPECT_EQ(entry["answer"], solution);
+  EXPECT_TRUE(std::regex_match(entry["when"].get<std::string>(),
+                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
+      << entry["when"];
+  // The library marks it, now and in the next session.
+  EXPECT_TRUE(app->widget("passed:lost-update").valid());
+  EXPECT_FALSE(app->widget("passed:forged-fence").valid());
+  new_app("");
+  EXPECT_TRUE(app->exercise_passed("lost-update"));
+  frames(2);
+  EXPECT_TRUE(app->widget("passed:lost-update").valid());
+  // A wrong answer afterwards does not take the pass away.
+  open_panel("lost-update");
+  type_into_editor(read_text(kExercises / "lost-update" / "wrong" / "decrby-no-guard.lua"));
+  click_check_and_wait();
+  EXPECT_EQ(app->exercise_verdict().state, App::ExerciseVerdict::State::fail);
+  EXPECT_TRUE(app->exercise_passed("lost-update"));
+  EXPECT_EQ(nlohmann::json::parse(read_text(progress))["exercises"]["lost-update"]["answer"],
+            solution);
+  // Reset asks first; "keep" keeps, "forget" forgets (and writes the file).
+  click(app->widget("reset_progress").center());
+  frames(1);
+  ASSERT_TRUE(app->widget("reset_no").valid());
+  click(app->widget("reset_no").center());
+  frames(1);
+  EXPECT_TRUE(app->exercise_passed("lost-update"));
+  click(app->widget("reset_progress").center());
+  frames(1);
+  click(app->widget("reset_yes").center());
+  frames(2);
+  EXPECT_FALSE(app->exercise_passed("lost-update"));
+  EXPECT_FALSE(app->widget("passed:lost-update").valid());
+  EXPECT_TRUE(nlohmann::json::parse(read_text(progress))["exercises"].empty());
+  if (old_xdg)
+    ::setenv("XDG_CONFIG_HOME", kept.c_str(), 1);
+  else
+    ::unsetenv("XDG_CONFIG_HOME");
+}
+
+// A progress file that cannot be read is reported and never overwritten behind the student's
+// back; a settings exercise's answer (pool-exhaustion's solution) passes and is not saved there.
+TEST_F(GuiApp, ExerciseCorruptProgressFileIsReportedAndNotOverwritten) {
+  const fs::path progress = scratch("corrupt") / "progress.json";
+  write_text(progress, "{ this is not json");
+  new_app(progress.string());
+  EXPECT_FALSE(app->progress_error().empty());
+  EXPECT_NE(app->error().find(progress.string()), std::string::npos) << app->error();
+  open_panel("pool-exhaustion");
+  // pool-exhaustion's solution: --variant blocking=dedicated-client.
+  app->variant()["blocking"] = "dedicated-client";
+  click_check_and_wait();
+  EXPECT_EQ(app->exercise_verdict().state, App::ExerciseVerdict::State::pass)
+      << app->exercise_verdict().error;
+  EXPECT_TRUE(app->exercise_passed("pool-exhaustion"));  // for this session
+  EXPECT_EQ(read_text(progress), "{ this is not json");
+  EXPECT_FALSE(app->error().empty());
+  EXPECT_TRUE(app->progress().at("pool-exhaustion").answer.find("blocking=dedicated-client") !=
+              std::string::npos);
+}
+
+// The panel in Russian and Czech, the hints out and a failed check's verdict on it: no English
+// word of the GUI's own.
+TEST_F(GuiApp, ExercisePanelInRussianAndCzechHasNoEnglishLeft) {
+  new_app((scratch("langs") / "progress.json").string());
+  host->capture_text = true;
+  for (const char* code : {"ru", "cs"}) {
+    SCOPED_TRACE(code);
+    app->set_lang(code);
+    open_panel("lost-update");
+    const std::string wrong =
+        read_text(kExercises / "lost-update" / "wrong" / "returns-decrby.lua");
+    type_into_editor(wrong);
+    ASSERT_EQ(app->exercise_script(), wrong);
+    click_check_and_wait();
+    for (int i = 0; i < 3; i++) app->show_hint();
+    ASSERT_EQ(app->exercise_verdict().state, App::ExerciseVerdict::State::fail);
+    app->view().record_texts = true;
+    std::set<std::string> allowed = allowed_words(*app, code);
+    const scenario::Exercise& ex = *app->scenario()->exercise;
+    for (std::string_view text :
+         {std::string_view(ex.task.get(code)), std::string_view(app->exercise_script())})
+      for (std::string& w : test_words::ascii_words(text)) allowed.insert(w);
+    for (const scenario::Text& hint : ex.hints)
+      for (std::string& w : test_words::ascii_words(hint.get(code))) allowed.insert(w);
+    frames(2);
+    std::string all = host->captured_text();
+    EXPECT_NE(all.find(tr(S::ex_check, lang_of(code))), std::string::npos) << all;
+    EXPECT_NE(all.find(app->exercise_verdict().words[0][size_t(lang_of(code))]), std::string::npos)
+        << all;
+    EXPECT_EQ(test_words::english_leaks(all, lang_of(code), allowed), std::vector<std::string>{})
+        << all;
+    // The library's reset control too.
+    click(app->widget("reset_progress").center());
+    frames(2);
+    EXPECT_EQ(test_words::english_leaks(host->captured_text(), lang_of(code), allowed),
+              std::vector<std::string>{});
+    click(app->widget("reset_no").center());
+    frames(1);
+  }
+  host->capture_text = false;
+}
+
 // ---- Lanes: folded, scrolled, the server and resources always in view ----
 
 TEST_F(GuiApp, ManyActorsFoldAndScrollWhileTheServerLaneStaysInView) {
@@ -1650,6 +1970,35 @@ TEST(GuiAppMain, ScreenshotFromTheCommandLine) {
   stbi_image_free(data);
   EXPECT_EQ(w, 1024);
   EXPECT_EQ(h, 640);
+}
+
+// The exercise panel from the command line: a wrong answer checked, then pictured; an answer
+// that cannot be one (a script for a settings exercise, a script that does not load) is
+// refused with exit 2 and no picture.
+TEST(GuiAppMain, ExercisePanelScreenshotWithACheckedAnswer) {
+  ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
+  const fs::path png = out_dir() / "exercise-cli.png";
+  fs::remove(png);
+  const std::string wrong =
+      REDLAB_SOURCE_DIR "/tests/exercises/lost-update/wrong/guard-on-argv.lua";
+  ASSERT_EQ(app::gui_main({"lost-update", "--screenshot", png.string(), "--size", "1024x640",
+                           "--hints=2", "--answer", wrong}),
+            0);
+  int w = 0, h = 0, channels = 0;
+  unsigned char* data = stbi_load(png.c_str(), &w, &h, &channels, 3);
+  ASSERT_NE(data, nullptr);
+  stbi_image_free(data);
+  EXPECT_EQ(w, 1024);
+  const fs::path refused = out_dir() / "exercise-refused.png";
+  fs::remove(refused);
+  EXPECT_EQ(app::gui_main({"pool-exhaustion", "--screenshot", refused.string(), "--answer", wrong}),
+            2);
+  const fs::path bad = out_dir() / "bad.lua";
+  write_text(bad, "if then\n");
+  EXPECT_EQ(
+      app::gui_main({"lost-update", "--screenshot", refused.string(), "--answer", bad.string()}),
+      2);
+  EXPECT_FALSE(fs::exists(refused));
 }
 
 TEST(GuiAppMain, PresenterScreenshotFromTheCommandLine) {
