@@ -1523,6 +1523,32 @@ TEST_F(GuiApp, ExerciseSolutionPassesAndTheProgressFileRecordsIt) {
     ::unsetenv("XDG_CONFIG_HOME");
 }
 
+// While a check runs: its progress bar and Cancel; a cancelled check records nothing.
+TEST_F(GuiApp, ExerciseCheckShowsItsProgressAndCancels) {
+  const fs::path progress = scratch("cancel") / "progress.json";
+  new_app(progress.string());
+  open_panel("lost-update");
+  ASSERT_TRUE(app->check_exercise());
+  EXPECT_TRUE(app->checking());
+  frames(1);
+  if (app->checking()) {  // a fast machine may have graded every seed within the frame
+    EXPECT_TRUE(app->widget("check_progress").valid());
+    EXPECT_FALSE(app->widget("check").valid());
+    auto [seed, seeds] = app->check_progress();
+    EXPECT_EQ(seeds, app->scenario()->exercise->seeds);
+    EXPECT_GE(seed, 1);
+  }
+  const bool still_going = app->checking();
+  app->cancel_check();
+  frames(2);
+  EXPECT_FALSE(app->checking());
+  if (!still_going) GTEST_SKIP() << "every seed was graded before Cancel could be pressed";
+  EXPECT_EQ(app->exercise_verdict().state, App::ExerciseVerdict::State::cancelled);
+  EXPECT_TRUE(app->widget("check").valid());
+  EXPECT_FALSE(app->exercise_passed("lost-update"));
+  EXPECT_FALSE(fs::exists(progress));
+}
+
 // A progress file that cannot be read is reported and never overwritten behind the student's
 // back; a settings exercise's answer (pool-exhaustion's solution) passes and is not saved there.
 TEST_F(GuiApp, ExerciseCorruptProgressFileIsReportedAndNotOverwritten) {
