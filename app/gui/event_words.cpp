@@ -147,6 +147,12 @@ const KindEntry kKinds[] = {
     {"client_cut", {"the server cut the client", "сервер отключил клиента", "server odpojil klienta"}},
     {"slowlog", {"SLOWLOG entry", "запись в SLOWLOG", "záznam v SLOWLOG"}},
     {"slowlog_reset", {"SLOWLOG emptied", "SLOWLOG очищен", "SLOWLOG vyprázdněn"}},
+    {"repl_propagate", {"sent to the replicas", "отправлено репликам", "odesláno replikám"}},
+    {"repl_apply", {"the replica receives the stream", "реплика получает поток", "replika přijímá proud"}},
+    {"repl_ack", {"a replica acknowledges", "реплика подтверждает", "replika potvrzuje"}},
+    {"repl_promote", {"the replica becomes the primary", "реплика становится основным сервером", "replika se stává primárem"}},
+    {"repl_link", {"replication link", "канал репликации", "replikační spojení"}},
+    {"repl_failover", {"failover: the name leads to the replica", "failover: имя ведёт к реплике", "failover: jméno vede k replice"}},
 };
 
 // clang-format on
@@ -179,6 +185,11 @@ const ValueEntry kValues[] = {
     {F::fault, "server_crash", {"the server's machine crashes", "машина сервера падает", "stroj serveru spadne"}},
     {F::fault, "script_flush", {"SCRIPT FLUSH", "SCRIPT FLUSH", "SCRIPT FLUSH"}},
     {F::fault, "stall", {"server stalls (DEBUG SLEEP)", "сервер замирает (DEBUG SLEEP)", "server se zastaví (DEBUG SLEEP)"}},
+    {F::fault, "failover", {"failover: the replica is promoted", "failover: реплику повышают", "failover: replika je povýšena"}},
+    {F::fault, "replica_lag", {"replication lags", "репликация отстаёт", "replikace zaostává"}},
+    {F::fault, "replica_lag_end", {"replication lag removed", "отставание репликации снято", "zpoždění replikace odebráno"}},
+    {F::fault, "replica_partition", {"replication link cut", "канал репликации разорван", "replikační spojení přerušeno"}},
+    {F::fault, "replica_partition_end", {"replication link healed", "канал репликации восстановлен", "replikační spojení obnoveno"}},
     {F::outcome, "committed", {"committed", "выполнена", "provedena"}},
     {F::outcome, "aborted", {"aborted (EXEC nil)", "отменена (EXEC вернул nil)", "zrušena (EXEC vrátil nil)"}},
     {F::outcome, "skipped", {"skipped", "пропущена", "vynechána"}},
@@ -348,6 +359,8 @@ const char* field_words(F field, Lang lang) {
       return pick({"source", "источник", "zdroj"});
     case F::result_class:
       return pick({"result class", "вид результата", "druh výsledku"});
+    case F::offset:
+      return pick({"replication offset", "смещение репликации", "offset replikace"});
     case F::context:
       return pick({"context", "контекст", "kontext"});
     case F::count_:

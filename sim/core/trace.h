@@ -101,6 +101,7 @@ inline constexpr int64_t kTraceVersion = 2;
   X(texts, List, "a narration note in English, Russian and Czech (the run's own is `text`)")   \
   X(source, Str, "where a server event comes from: the fake server, or what clients observed") \
   X(result_class, Str, "a call's result: ok, nil (redis.Nil) or its error class")              \
+  X(offset, Int, "a replication offset: bytes of a primary's replication stream")              \
   X(context, Str, "a Go context, by the name the scenario's steps give it")
 
 enum class F : uint8_t {

@@ -17,6 +17,7 @@
 #include <limits>
 #include <sstream>
 
+#include "sim/fake/sha1.h"
 #include "sim/fake/util.h"
 
 namespace redlab::fake {
@@ -386,6 +387,8 @@ const CommandRegistry& command_registry();
 
 Server::Server(ServerOptions options) : options_(std::move(options)) {
   REDLAB_ASSERT(options_.databases > 0);
+  // A replication id of 40 hex digits, from the name: a run stays a pure function of its input.
+  replid_ = sha1_hex("redlab replid " + options_.name);
   dbs_.resize(static_cast<size_t>(options_.databases));
   config_ = {
       {"busy-reply-threshold", "5000"},
@@ -439,6 +442,7 @@ const CommandRegistry& command_registry() {
     register_stream_commands(t);
     register_pubsub_commands(t);
     register_scripting_commands(t);
+    register_replication_commands(t);
     mark_subcommand_containers(t);
     // service_time looks at argv or the keyspace only for these (by name, as it does).
     for (auto& [name, spec] : t) {
@@ -1110,6 +1114,8 @@ void Server::expire_if_needed(Db& db, int db_index, std::string_view key, int64_
   db.expires.erase({it->second.expire_at_ms, name});
   db.dict.erase(it);
   touch_watched_key(db_index, name);
+  // propagateDeletion: the replicas delete it when the primary does (a DEL in the stream).
+  if (repl_backlog_ && !is_replica()) repl_pending_.push_back(Propagated{db_index, {"DEL", name}});
 }
 
 TimeUs Server::virtual_time_of_unix_ms(int64_t at_ms) const {
@@ -1149,6 +1155,8 @@ void Server::expire_walk(TimeUs now_us) {
     if (!d.expires.empty()) floor_ms = std::min(floor_ms, d.expires.begin()->first);
   }
   expire_floor_ms_ = floor_ms;
+  // Active expiry is no command: its DELs leave at once.
+  if (!repl_pending_.empty() && !running_) propagate_flush(now_us, 0);
 }
 
 void Server::jump_clock(TimeUs delta_us, TimeUs now_us) {
@@ -1173,7 +1181,9 @@ TimeUs Server::next_block_timeout_us() const {
 void Server::timeout_blocked(TimeUs now_us) {
   for (auto& [id, c] : clients_) {
     if (!c->blocked || c->block.timeout_at_us > now_us) continue;
-    Reply r = c->block.timeout_reply;
+    // WAIT's timeout answers the replicas that have acked by now (replyToBlockedClientTimedOut).
+    Reply r = c->block.wait_offset >= 0 ? Reply::integer_reply(count_acks(c->block.wait_offset))
+                                        : c->block.timeout_reply;
     if (observing()) note_unblocked(*c, now_us, "timeout");
     unblock(*c);
     emit(id, now_us, std::move(r));
@@ -1272,8 +1282,15 @@ void Server::run_command(Client& c, const CommandSpec& spec, const Argv& argv, T
   ctx.retrying = retrying;
   TimeUs cost = command_cost(spec, argv);
   ctx.reply_at_us = now_us + cost;
+  const uint64_t dirty_before = dirty_;
   spec.handler(ctx);
   blocked = ctx.blocked_now;
+  // propagate(): a write that changed the data feeds the replicas (replication.cpp); the
+  // call's effects leave together when the call ends (a script's when it finishes).
+  if (repl_backlog_ && dirty_ != dirty_before) propagate_note(c, spec, argv);
+  if (repl_backlog_ && !repl_pending_.empty() && !in_exec && !in_script &&
+      !(running_ && running_client_ == c.id))
+    propagate_flush(now_us + cost, c.id);
   commands_processed_++;
   if (!in_exec && !in_script && !retrying) {
     if (c.last_command_spec != &spec) {
@@ -1540,6 +1557,9 @@ void Server::dispatch(Client& c, const Argv& argv, TimeUs now_us, std::vector<Re
                       "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed "
                       "in this context");
   }
+  // processCommand: a read-only replica refuses writes from anyone but its primary.
+  if ((spec->flags & kWrite) && !c.is_master && is_replica())
+    return reject(spec, std::string(err::kReadOnlyReplica));
   // string_view: compared by size first, no strlen.
   const std::string_view name = spec->name;
   if (c.in_multi && name != "exec" && name != "discard" && name != "multi" && name != "watch" &&
@@ -1685,6 +1705,7 @@ void Server::resume_long_running(TimeUs now_us) {
   TimeUs end = now_us + std::max<TimeUs>(used, 1);
   if (observing()) note_script_slice(end, done);
   if (done) {
+    if (!repl_pending_.empty()) propagate_flush(end, running_client_);
     slowlog_script_end(end);
     running_.reset();
     busy_until_us_ = std::max(busy_until_us_, end);
@@ -1784,6 +1805,7 @@ void Server::call_collect(ClientId id, const Argv& argv, std::vector<Reply>* all
       t += std::max<TimeUs>(used, 1);
       if (observing()) note_script_slice(t, done);
       if (done) {
+        if (!repl_pending_.empty()) propagate_flush(t, running_client_);
         slowlog_script_end(t);
         running_.reset();
         running_client_ = 0;

@@ -65,6 +65,9 @@ inline constexpr std::string_view kBusyFunction =
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 inline constexpr std::string_view kTimeoutNotFloat = "ERR timeout is not a float or out of range";
 inline constexpr std::string_view kTimeoutNegative = "ERR timeout is negative";
+// server.c createSharedObjects: shared.roslaveerr.
+inline constexpr std::string_view kReadOnlyReplica =
+    "READONLY You can't write against a read only replica.";
 }  // namespace err
 
 // Command flags (a subset of Redis' CMD_*).
@@ -117,6 +120,7 @@ void register_zset_commands(CommandTable& table);
 void register_stream_commands(CommandTable& table);
 void register_pubsub_commands(CommandTable& table);
 void register_scripting_commands(CommandTable& table);
+void register_replication_commands(CommandTable& table);
 
 // Why a client is blocked and how it is woken (BLPOP, BLMOVE, XREAD BLOCK ...). When one of
 // the keys becomes ready the command is run again from its argv; if it can serve now it
@@ -132,6 +136,9 @@ struct BlockState {
   // blocked on several keys from the key that became ready, not from its first key.
   std::string ready_key;
   int64_t cause = 0;  // the blocking command's cause tag (Server::submit), for its wake-up
+  // WAIT (replication.cpp): the offset its replicas must ack and how many; -1: not a WAIT.
+  int64_t wait_offset = -1;
+  int64_t wait_replicas = 0;
 };
 
 struct Client {
@@ -166,6 +173,12 @@ struct Client {
   TimeUs soft_limit_since_us = -1;
 
   bool close_after_reply = false;
+
+  // Replication (replication.cpp): the primary's offset after this client's last propagated
+  // write (Redis' c->woff, what WAIT waits for); on a replica, the primary's own connection,
+  // whose writes are not refused as READONLY.
+  int64_t repl_write_offset = 0;
+  bool is_master = false;
 };
 
 // What the server sends: a reply or a push, stamped with when it leaves the server.
@@ -235,6 +248,19 @@ struct ServerEvent {
     Slowlogged,
     // SLOWLOG RESET emptied the log.
     SlowlogReset,
+    // Replication (replication.cpp). A primary sent its replicas a part of its replication
+    // stream: argv = its commands, one "SET k v PXAT 1767225610000" per element; count = how
+    // many; offset = master_repl_offset after it (RESP bytes since the stream began).
+    ReplPropagated,
+    // A replica received the stream up to offset from its primary (detail: the primary's name)
+    // and queued its commands; count = how many.
+    ReplApplied,
+    // A primary learned that the replica `detail` has processed its stream up to offset
+    // (REPLCONF ACK).
+    ReplAcked,
+    // A replica became a primary (REPLICAOF NO ONE, a failover): offset = its
+    // master_repl_offset, what it had received; detail = its former primary.
+    ReplPromoted,
   };
   Kind kind = Kind::Served;
   TimeUs at_us = 0;
@@ -254,6 +280,7 @@ struct ServerEvent {
   std::vector<std::string> argv;  // Slowlogged
   int64_t count = 0;              // Slowlogged
   TimeUs logged_at_us = 0;        // Slowlogged
+  int64_t offset = 0;             // Repl*: a replication offset
 };
 
 struct Db {
@@ -288,6 +315,9 @@ struct PersistedState {
   std::vector<Db> dbs;
   std::vector<std::string> libraries;
 };
+
+// INFO's "# Replication" section, as Redis 7.0 writes it (replication.cpp).
+std::string replication_info(Server& server, TimeUs now_us);
 
 // The function libraries of a server (FUNCTION LOAD payloads, by library name), for
 // persistence (scripting.cpp).
@@ -434,6 +464,39 @@ class Server {
   void jump_clock(TimeUs delta_us, TimeUs now_us);
   // Virtual time at which the server's unix clock reads at_ms.
   TimeUs virtual_time_of_unix_ms(int64_t at_ms) const;
+
+  // ---- Replication (replication.cpp; Redis 7.0 replication.c) ----
+  // A primary propagates every write after it succeeded, as Redis 7.0 does (call() and
+  // propagatePendingCommands): a SET with EX/PX/EXAT as SET key value PXAT ms, an EXPIRE as
+  // PEXPIREAT (relative times become absolute, so a late replica does not extend a TTL), a
+  // script by its effects, an EXEC's commands, and the effects of one call wrapped in
+  // MULTI/EXEC when there are several; a SELECT first when the database changes; a key's
+  // expiry as DEL. The stream starts once a replica is attached (the backlog exists: before
+  // that master_repl_offset stays 0). on_propagate carries each part to the replicas (the
+  // network: a simulated link between the servers); offset = master_repl_offset after it.
+  std::function<void(TimeUs at_us, const std::vector<Argv>& commands, int64_t offset)> on_propagate;
+  // A replica named `name` was attached (its first sync is instant here: it starts with the
+  // primary's data, at the primary's offset).
+  void attach_replica(const std::string& name, TimeUs now_us);
+  void detach_replica(const std::string& name);
+  // REPLCONF ACK from `name`: it has processed the stream up to offset. Wakes WAITs.
+  void replica_acked(const std::string& name, int64_t offset, TimeUs now_us);
+  int64_t master_repl_offset() const { return repl_offset_; }
+  // This server becomes a replica of `primary`: writes from anyone but the primary's
+  // connection are refused (READONLY); returns that connection's client id.
+  ClientId become_replica(const std::string& primary, const std::string& replid, int64_t offset,
+                          TimeUs now_us);
+  bool is_replica() const { return !master_name_.empty(); }
+  // Part of the primary's stream arrived (up to offset): its commands are queued for the
+  // primary's connection. Returns true when it asks for an ACK at once (REPLCONF GETACK).
+  bool replicated(const std::vector<Argv>& commands, int64_t offset, TimeUs now_us);
+  // What this replica has processed (slave_repl_offset), for its ACKs.
+  int64_t replica_offset() const { return repl_offset_; }
+  // The link to the primary went down or came back (INFO: master_link_status).
+  void set_master_link(bool up, TimeUs now_us);
+  // REPLICAOF NO ONE: this replica becomes a primary with what it has (a failover).
+  void promote(TimeUs now_us);
+  const std::string& replid() const { return replid_; }
 
   // ---- Observer (the trace) ----
   // Set it before the first command: key events report what changed since the observer was
@@ -738,6 +801,39 @@ class Server {
   uint64_t rdb_image_dirty_ = 0;
   int64_t last_save_unix_ms_ = INT64_MIN;  // INT64_MIN: the server's start
   TimeUs persist_checked_us_ = 0;          // the last event persist_after saw
+
+  // ---- Replication (replication.cpp) ----
+  struct ReplicaLink {
+    std::string name;
+    int64_t ack_offset = 0;
+    TimeUs ack_at_us = 0;
+  };
+  struct Propagated {
+    int db = 0;
+    Argv argv;
+  };
+  friend std::string replication_info(Server& server, TimeUs now_us);
+  friend void wait_command(Ctx& c);
+  // After a command that changed the data: what it propagates, kept until its call ends.
+  void propagate_note(const Client& c, const CommandSpec& spec, const Argv& argv);
+  // The call has ended: its effects go out as one part of the stream.
+  void propagate_flush(TimeUs at_us, ClientId client);
+  void propagate_raw(TimeUs at_us, Argv argv);  // REPLCONF GETACK: outside any call
+  int64_t count_acks(int64_t offset) const;
+  void wake_waits(TimeUs now_us);
+  bool repl_backlog_ = false;  // a replica was attached once: the stream is counted
+  int64_t repl_offset_ = 0;    // master_repl_offset (on a replica: what it processed)
+  int repl_stream_db_ = -1;    // the database the stream last SELECTed
+  std::vector<Propagated> repl_pending_;
+  std::vector<ReplicaLink> replicas_;
+  std::string replid_;
+  std::string replid2_ = std::string(40, '0');
+  int64_t second_repl_offset_ = -1;
+  std::string master_name_;  // non-empty: this server is a replica of it
+  ClientId master_client_ = 0;
+  bool master_link_up_ = false;
+  TimeUs master_link_changed_us_ = 0;
+  TimeUs master_last_io_us_ = 0;
   friend class Ctx;
 };
 

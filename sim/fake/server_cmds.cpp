@@ -506,6 +506,7 @@ void info_command(Ctx& c) {
            "\r\npubsub_channels:" + std::to_string(c.server.pubsub_channels.size()) +
            "\r\npubsub_patterns:" + std::to_string(c.server.pubsub_patterns.size()) + "\r\n\r\n";
   }
+  if (want("replication")) out += replication_info(c.server, c.now_us) + "\r\n";
   if (want("keyspace")) {
     out += "# Keyspace\r\n";
     auto& dbs = c.server.dbs();

@@ -163,6 +163,28 @@ void Network::on_server_event(const std::string& name, const fake::ServerEvent& 
       e.kind = "slowlog_reset";
       e.text = "SLOWLOG RESET";
       break;
+    case Kind::ReplPropagated:
+      e.kind = "repl_propagate";
+      e.text = "to replicas: " + std::to_string(ev.count) + " command" +
+               (ev.count == 1 ? "" : "s") + ", offset " + std::to_string(ev.offset);
+      e.with(F::argv, ev.argv).with(F::offset, ev.offset).with(F::count, ev.count);
+      break;
+    case Kind::ReplApplied:
+      e.kind = "repl_apply";
+      e.text = "from " + ev.detail + ": stream up to offset " + std::to_string(ev.offset);
+      e.with(F::offset, ev.offset).with(F::count, ev.count).with(F::host, ev.detail);
+      break;
+    case Kind::ReplAcked:
+      e.kind = "repl_ack";
+      e.text = ev.detail + " acked offset " + std::to_string(ev.offset);
+      e.with(F::offset, ev.offset).with(F::host, ev.detail);
+      break;
+    case Kind::ReplPromoted:
+      e.kind = "repl_promote";
+      e.text = "now a primary, at offset " + std::to_string(ev.offset) + " (was a replica of " +
+               ev.detail + ")";
+      e.with(F::offset, ev.offset).with(F::host, ev.detail);
+      break;
     case Kind::ClockJump:
       return;
   }
@@ -243,6 +265,7 @@ TimeUs Network::arrival_us(Conn& c, Direction d, TimeUs sent_us) {
 
 ConnId Network::open(std::string_view from_host, std::string_view to_server,
                      ConnCallbacks callbacks) {
+  if (auto alias = aliases_.find(to_server); alias != aliases_.end()) to_server = alias->second;
   ConnId id = next_conn_++;
   Conn& c = conns_[id];
   c.id = id;
@@ -558,6 +581,7 @@ void Network::set_partition(std::string_view host, std::string_view server, bool
                    std::string(host) + " <-> " + std::string(server))
              .with(F::host, std::string(host))
              .with(F::server, std::string(server)));
+  if (!on) repl_heal(host, server);
 }
 
 void Network::set_loss(std::string_view host, std::string_view server, Direction direction,

@@ -120,6 +120,23 @@ class Network final : public Fabric {
   // The client reads one reply: delivered now if one waits, else the next one passes at once.
   void read_one(ConnId conn) override;
 
+  // ---- Replication between servers (replication.cpp) ----
+  // `replica` follows `primary` from now on (both empty: the first sync is instant). The
+  // stream travels the link (replica, primary): its latency and jitter, in order; a
+  // partition of that link (set_partition(replica, primary)) holds the stream back, as TCP
+  // retransmission does, and it arrives once healed; acks come back the same way, once a
+  // second and at once when the primary asks (WAIT). Each part is traced by the servers.
+  void add_replication(std::string_view primary, std::string_view replica);
+  // Every part of the stream sent from now on arrives extra_us later (0: no lag).
+  void set_replication_lag(std::string_view replica, TimeUs extra_us);
+  // A failover: the replica's primary goes down for good (its connections reset, dials
+  // refused), the replica becomes a primary with what it had received, and the primary's
+  // name leads to it (what a Sentinel-aware client or a moved DNS name does). Returns the
+  // old primary's name ("" when replica follows nobody).
+  std::string failover(std::string_view replica);
+  // The server a name leads to now (itself unless a failover re-pointed it).
+  std::string resolve(std::string_view name) const;
+
   // ---- Introspection (tests, the scenario engine) ----
   // Connections opened from host and not closed by it, in opening order.
   std::vector<ConnId> connections_of(std::string_view host) const override;
@@ -205,6 +222,29 @@ class Network final : public Fabric {
   void trace_net(std::string kind, ConnId conn, std::string text) {
     if (trace_) emit(net_event(std::move(kind), conn, std::move(text)));
   }
+
+  // A replication link (replication.cpp).
+  struct ReplLink {
+    std::string primary, replica;
+    TimeUs lag_us = 0;
+    TimeUs last_to_replica_us = 0;  // FIFO per direction
+    TimeUs last_to_primary_us = 0;
+    struct Part {
+      std::vector<Argv> commands;
+      int64_t offset = 0;
+    };
+    std::deque<Part> held;  // sent during a partition: delivered when it heals
+    bool active = true;
+    EventId ack_timer;
+  };
+  ReplLink* repl_link(std::string_view replica);
+  void repl_send(ReplLink& r, ReplLink::Part part);
+  void repl_ack(ReplLink& r);
+  void repl_heal(std::string_view host, std::string_view server);
+  void repl_tick(const std::string& replica);
+  TimeUs repl_delay(ReplLink& r);
+  std::map<std::string, ReplLink, std::less<>> repl_links_;  // by replica
+  std::map<std::string, std::string, std::less<>> aliases_;  // name -> server (failover)
 
   Scheduler& scheduler_;
   uint64_t seed_;

@@ -56,6 +56,7 @@ struct ServerSetup {
   std::string name;
   std::vector<std::pair<std::string, std::string>> config;  // CONFIG SET name value, in order
   TimeUs clock_offset_us = 0;
+  std::string replica_of{};  // a replica of that server ("": a primary)
 };
 
 class Backend {
@@ -103,6 +104,20 @@ class Backend {
   enum class Stop : uint8_t { Clean, Crash };
   virtual void restart(const std::string& server, Stop how) = 0;
   virtual bool can_jump_clock() const = 0;
+  // Replication (servers[].replica_of, the failover, replica_lag and replica_partition
+  // faults): start() attaches the replicas; the faults act on a replica's link.
+  virtual bool can_replicate() const { return false; }
+  // The replica becomes a primary with what it had received, its primary goes down for good,
+  // and the primary's name leads to the replica.
+  virtual void failover(const std::string& replica) { (void)replica; }
+  // The replication stream to `replica` arrives extra_us later from now on (0: none).
+  virtual void replication_lag(const std::string& replica, TimeUs extra_us) {
+    (void)replica, (void)extra_us;
+  }
+  // The link between a replica and its primary is cut (the stream waits) or healed.
+  virtual void replication_partition(const std::string& replica, bool on) {
+    (void)replica, (void)on;
+  }
   // True when restart(Stop::Crash) loses what a crash of the machine loses (the fake): a killed
   // process does not lose what the kernel holds of its files.
   virtual bool can_crash_machine() const { return false; }

@@ -456,6 +456,12 @@ void Engine::build_world() {
     int64_t offset_ms = num(def.clock_offset_ms, nullptr,
                             Where{def.where.pos, def.where.path + ".clock_offset_ms"});
     setup.clock_offset_us = ms_to_us(offset_ms < 0 ? -scaled_ms(-offset_ms) : scaled_ms(offset_ms));
+    setup.replica_of = def.replica_of;
+    if (!def.replica_of.empty() && !backend_->can_replicate())
+      fail(Where{def.where.pos, def.where.path + ".replica_of"},
+           "a replica cannot be staged on " + backend_->describe() +
+               (backend_->owns_servers() ? " (not modelled there yet): run it on the fake backend"
+                                         : ": replicas need servers redlab started"));
     setups.push_back(std::move(setup));
   }
   std::vector<Backend::ConfigRefusal> refused;

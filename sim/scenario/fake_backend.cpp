@@ -19,6 +19,7 @@ class FakeBackend final : public Backend {
   bool owns_servers() const override { return true; }
   bool server_events() const override { return true; }
   std::optional<std::vector<KeyState>> keyspace(const std::string& server) const override {
+    // A lane's own server (after a failover the old primary's, as its lane tells).
     auto it = servers_.find(server);
     if (it == servers_.end()) return std::nullopt;
     fake::Server& s = *it->second;  // (dbs() is not const; nothing is changed here)
@@ -67,6 +68,8 @@ class FakeBackend final : public Backend {
       network_->add_server(def.name, server.get(), def.clock_offset_us);
       servers_[def.name] = std::move(server);
     }
+    for (const ServerSetup& def : servers)
+      if (!def.replica_of.empty()) network_->add_replication(def.replica_of, def.name);
   }
 
   net::Fabric& fabric() override { return *network_; }
@@ -108,6 +111,16 @@ class FakeBackend final : public Backend {
   }
 
   bool can_jump_clock() const override { return true; }
+  bool can_replicate() const override { return true; }
+  void failover(const std::string& replica) override { network_->failover(replica); }
+  void replication_lag(const std::string& replica, TimeUs extra_us) override {
+    network_->set_replication_lag(replica, extra_us);
+  }
+  void replication_partition(const std::string& replica, bool on) override {
+    for (const ServerSetup& def : setups_)
+      if (def.name == replica && !def.replica_of.empty())
+        network_->set_partition(replica, def.replica_of, on);
+  }
   bool can_crash_machine() const override { return true; }
   void jump_clock(const std::string& server, TimeUs delta_us) override {
     network_->jump_server_clock(server, delta_us);

@@ -573,7 +573,7 @@ class Loader {
         fail(m.key_pos, path,
              "\"net\" is the network's lane in the trace: name the server otherwise");
       expect_object(m.value, path);
-      check_keys(m.value, path, {"config", "clock_offset_ms"});
+      check_keys(m.value, path, {"config", "clock_offset_ms", "replica_of"});
       ServerDef s;
       s.where = Where{m.value.pos(), path};
       s.name = m.key;
@@ -586,9 +586,31 @@ class Loader {
       }
       if (auto* o = m.value.find("clock_offset_ms"))
         s.clock_offset_ms = signed_ms(*o, path + ".clock_offset_ms");
+      if (auto* r = m.value.find("replica_of")) {
+        if (!r->is_string()) fail(r->pos(), path + ".replica_of", "expected a server name");
+        s.replica_of = r->as_string();
+      }
       sc_.servers.push_back(std::move(s));
     }
     if (sc_.servers.empty()) fail(v->pos(), "servers", "declare at least one server");
+    // A replica follows a primary declared in the file; no chains, the first server is a primary.
+    for (const ServerDef& s : sc_.servers) {
+      if (s.replica_of.empty()) continue;
+      const JsonValue& at = *v->find(s.name)->find("replica_of");
+      const ServerDef* primary = nullptr;
+      for (const ServerDef& o : sc_.servers)
+        if (o.name == s.replica_of) primary = &o;
+      if (!primary || primary == &s)
+        fail(at.pos(), s.where.path + ".replica_of",
+             primary ? "a server cannot replicate itself"
+                     : "no server named \"" + s.replica_of + "\"");
+      if (!primary->replica_of.empty())
+        fail(at.pos(), s.where.path + ".replica_of",
+             "\"" + s.replica_of + "\" is itself a replica: chains of replicas are not modelled");
+      if (&s == &sc_.servers.front())
+        fail(at.pos(), s.where.path + ".replica_of",
+             "the first server is the default for clients and faults: list the primary first");
+    }
   }
   bool has_server(const std::string& name) const {
     for (auto& s : sc_.servers)

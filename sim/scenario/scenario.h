@@ -63,6 +63,7 @@ struct ServerDef {
   std::vector<std::pair<std::string, Template>> config;  // CONFIG SET name value, in order
   std::vector<Pos> config_pos;                           // where each config value is
   Expr clock_offset_ms = Expr::constant(0);
+  std::string replica_of;  // a replica of that server ("": a primary)
   Where where;
 };
 

@@ -256,6 +256,14 @@ const char* kind_name(Kind k) {
       return "Slowlogged";
     case Kind::SlowlogReset:
       return "SlowlogReset";
+    case Kind::ReplPropagated:
+      return "ReplPropagated";
+    case Kind::ReplApplied:
+      return "ReplApplied";
+    case Kind::ReplAcked:
+      return "ReplAcked";
+    case Kind::ReplPromoted:
+      return "ReplPromoted";
   }
   return "?";
 }
