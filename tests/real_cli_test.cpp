@@ -274,6 +274,10 @@ const std::map<std::string, NotStageable> kNotStageable = {
     {"redlock-clock-jump",
      {"m3's clock jump cannot be staged on a real server (its variant fault=pause can)",
       "fault=pause"}},
+    {"fence-rollback-failover",
+     {"replication (servers.replica.replica_of) and the replica_lag and failover faults are "
+      "modelled on the fake backend only: spawned replicas are not implemented yet",
+      ""}},
 };
 // Why a run of scenario `id` with these flags cannot be staged; "" if it can.
 std::string not_stageable(const std::string& id, const std::vector<std::string>& flags) {
@@ -461,6 +465,23 @@ TEST(RealUserServer, ServerWideFaultsAreRefusedBeforeTheRun) {
                       "--allow-server-faults", "--json"});
   EXPECT_TRUE(q.status == 0 || q.status == 1) << q.err;
   EXPECT_EQ(s.cli({"CONFIG", "GET", "client-output-buffer-limit"}), limit);
+  EXPECT_EQ(s.cli({"DEBUG", "DIGEST"}), before);
+}
+
+// A scenario with a replica (and its failover fault) is refused on a user's server, in one
+// line and before anything is written, with or without --allow-server-faults.
+TEST(RealUserServer, ReplicasAndFailoverAreRefused) {
+  UserServer s;
+  populate(s);
+  std::string before = s.cli({"DEBUG", "DIGEST"});
+  for (bool allow : {false, true}) {
+    std::vector<std::string> args = {"run", "fence-rollback-failover", "--backend", s.url()};
+    if (allow) args.push_back("--allow-server-faults");
+    Outcome o = redlab(args);
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_NE(o.err.find("replicas need servers redlab started"), std::string::npos) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  }
   EXPECT_EQ(s.cli({"DEBUG", "DIGEST"}), before);
 }
 

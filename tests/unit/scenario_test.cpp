@@ -453,6 +453,29 @@ std::vector<Case> cases() {
        {{"ctx", "background-timeout"}},
        {{"bg_timeout_ms", 150}},
        {{"every_mail_counted", false}}},
+      // fence-rollback-failover (issue 13 item 4): the failover loses A's INCR and B gets 33
+      // again; WAIT only helps when its answer is acted on; a token store that survives the
+      // failover is safe; a replica that keeps up loses nothing.
+      {"fence-rollback-failover", {}, {}, {{"no_stale_write", false}}},
+      {"fence-rollback-failover", {}, {{"lag_ms", 200}}, {{"no_stale_write", true}}},
+      {"fence-rollback-failover",
+       {{"token_from", "wait-unchecked"}},
+       {},
+       {{"no_stale_write", false}}},
+      {"fence-rollback-failover",
+       {{"token_from", "wait-unchecked"}},
+       {{"wait_timeout_ms", 5000}},
+       {{"no_stale_write", false}}},
+      {"fence-rollback-failover",
+       {{"token_from", "wait-unchecked"}},
+       {{"lag_ms", 50}},
+       {{"no_stale_write", true}}},
+      {"fence-rollback-failover", {{"token_from", "wait-checked"}}, {}, {{"no_stale_write", true}}},
+      {"fence-rollback-failover",
+       {{"token_from", "wait-checked"}},
+       {{"lag_ms", 50}},
+       {{"no_stale_write", true}}},
+      {"fence-rollback-failover", {{"token_from", "token-store"}}, {}, {{"no_stale_write", true}}},
   };
 }
 
