@@ -881,6 +881,13 @@ void TimelineModel::consume(size_t index) {
   }
   if (k == K::script_end || k == K::blocked || k == K::unblocked || k == K::busy_reply)
     return;  // the script's span closed above; blocked clients show as their long commands
+  // Replication (the servers' own record): a promotion is a mark on the server's lane; the
+  // stream's parts and acks are for the inspector, and come before run_start (a setup write).
+  if (e.kind == "repl_promote") {
+    add(server_lane(e.actor), 0, mark(ItemKind::fault));
+    return;
+  }
+  if (e.kind.rfind("repl_", 0) == 0) return;
   if (e.actor == "net") {
     if (k == K::clock_jump || k == K::server_restart) {
       std::string server(e.str_or(F::server));
@@ -916,7 +923,8 @@ void TimelineModel::consume(size_t index) {
     const bool on_server = (known >= 0 && lanes_[known].kind == LaneKind::server) ||
                            !index_.server_source(e.actor).empty() || fault == "clock_jump" ||
                            fault == "restart" || fault == "server_crash" ||
-                           fault == "script_flush" || fault == "stall";
+                           fault == "script_flush" || fault == "stall" || fault == "failover" ||
+                           fault.rfind("replica_", 0) == 0;
     int lane = on_server ? server_lane(e.actor) : actor_lane(e.actor);
     if (fault == "pause") {
       lanes_[lane].bands.push_back(open_item(ItemKind::pause));

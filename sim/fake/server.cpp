@@ -1290,7 +1290,7 @@ void Server::run_command(Client& c, const CommandSpec& spec, const Argv& argv, T
   if (repl_backlog_ && dirty_ != dirty_before) propagate_note(c, spec, argv);
   if (repl_backlog_ && !repl_pending_.empty() && !in_exec && !in_script &&
       !(running_ && running_client_ == c.id))
-    propagate_flush(now_us + cost, c.id);
+    propagate_flush(now_us, c.id);
   commands_processed_++;
   if (!in_exec && !in_script && !retrying) {
     if (c.last_command_spec != &spec) {
