@@ -524,7 +524,10 @@ void RealBackend::restart(const std::string& server, Stop how) {
   // and saves the RDB); a crash is SIGKILL. The kernel keeps what a killed process wrote, so
   // SIGKILL stages a crash of the machine only where the two lose the same (the server_crash fault
   // refuses the rest: appendonly yes with appendfsync everysec or no).
-  spawned_->restart(s.spawn_index, how == Stop::Clean);
+  if (how == Stop::NoSave)
+    spawned_->restart_nosave(s.spawn_index);
+  else
+    spawned_->restart(s.spawn_index, how == Stop::Clean);
   apply_config(s, nullptr);
 }
 

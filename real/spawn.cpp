@@ -279,8 +279,11 @@ std::string SpawnedServers::wait_ready(Server& s) const {
     }
     std::string error;
     if (auto conn = Connection::open(ep, 200, error)) {
-      // Any answer will do: with --requirepass it is NOAUTH, and still an answer.
-      if (conn->command({"PING"}, 500, error)) return "";
+      // Any answer will do (with --requirepass it is NOAUTH, and still an answer) but LOADING:
+      // a restarted server says that until it has loaded its AOF or RDB, and would say it to
+      // the run's first commands too.
+      if (auto reply = conn->command({"PING"}, 500, error))
+        if (reply->kind != Reply::Kind::Error || reply->str.rfind("LOADING", 0) != 0) return "";
     }
     if (now_ms() >= deadline_ms)
       return "did not answer PING within " + std::to_string(kPingTimeoutMs) + " ms";
@@ -306,10 +309,26 @@ void SpawnedServers::start_one(Server& s, bool keep_port) {
                      std::to_string(kPortAttemptsMax) + " attempts (" + reason + ")");
 }
 
-bool SpawnedServers::stop_one(Server& s, int grace_ms) noexcept {
+bool SpawnedServers::stop_one(Server& s, int grace_ms, bool nosave) noexcept {
   if (s.pid <= 0) return true;
   int status = 0;
-  if (grace_ms > 0 && ::kill(s.pid, SIGTERM) == 0) {
+  bool asked = false;
+  if (grace_ms > 0 && nosave) {
+    try {
+      Endpoint ep;
+      ep.host = "127.0.0.1";
+      ep.port = s.port;
+      std::string error;
+      // No reply comes: the server exits, and the connection with it.
+      if (auto conn = Connection::open(ep, 1000, error))
+        asked = conn->send({"SHUTDOWN", "NOSAVE"}, error);
+    } catch (const std::exception&) {
+      asked = false;  // killed below, and reported as not shut down
+    }
+  } else if (grace_ms > 0) {
+    asked = ::kill(s.pid, SIGTERM) == 0;
+  }
+  if (asked) {
     int64_t deadline_ms = now_ms() + grace_ms;
     // Bounded by the deadline: each pass sleeps 5 ms or returns.
     while (now_ms() < deadline_ms) {
@@ -343,6 +362,18 @@ void SpawnedServers::restart(size_t index, bool clean) {
     throw BackendError(std::string(program_binary(program_)) + " on port " +
                        std::to_string(s.port) + " did not shut down within " +
                        std::to_string(kStopGraceMs) + " ms of SIGTERM and was killed" +
+                       (tail.empty() ? "" : ": " + tail));
+  }
+  start_one(s, true);
+}
+
+void SpawnedServers::restart_nosave(size_t index) {
+  Server& s = servers_.at(index);
+  if (!stop_one(s, kStopGraceMs, true)) {
+    std::string tail = log_tail(index);
+    throw BackendError(std::string(program_binary(program_)) + " on port " +
+                       std::to_string(s.port) + " did not exit within " +
+                       std::to_string(kStopGraceMs) + " ms of SHUTDOWN NOSAVE and was killed" +
                        (tail.empty() ? "" : ": " + tail));
   }
   start_one(s, true);

@@ -62,6 +62,11 @@ class SpawnedServers {
   // not exit within kStopGraceMs of SIGTERM, e.g. "Error trying to save the DB, can't exit",
   // and was killed: what it was to save on the way down is lost).
   void restart(size_t index, bool clean = false);
+  // SHUTDOWN NOSAVE, then the same start: what a user does to a server held by a script that
+  // wrote (its BUSY reply names SCRIPT KILL or SHUTDOWN NOSAVE, and Redis defers a SIGTERM
+  // until the script ends). The AOF is still flushed; no RDB is saved. Throws BackendError if
+  // it does not exit within kStopGraceMs (it is killed then) or does not come back.
+  void restart_nosave(size_t index);
   // Kills a server (SIGKILL) and reaps it; tests use this to stage a crash.
   void kill_server(size_t index);
   // Stops every server (SIGTERM, SIGKILL after grace_ms) and removes the directories.
@@ -94,7 +99,8 @@ class SpawnedServers {
   void start_one(Server& s, bool keep_port);
   // Stops s: SIGTERM and up to grace_ms for it to exit (0: none), then SIGKILL. True when it
   // exited by itself with status 0 (a clean shutdown).
-  static bool stop_one(Server& s, int grace_ms) noexcept;
+  // With nosave, SHUTDOWN NOSAVE is sent instead of SIGTERM.
+  static bool stop_one(Server& s, int grace_ms, bool nosave = false) noexcept;
 
   ServerProgram program_;
   std::string binary_;

@@ -182,6 +182,7 @@ const ValueEntry kValues[] = {
     {F::fault, "latency_end", {"extra latency removed", "добавочная задержка снята", "přidaná latence odebrána"}},
     {F::fault, "clock_jump", {"clock jump", "скачок часов", "skok hodin"}},
     {F::fault, "restart", {"restart", "перезапуск", "restart"}},
+    {F::fault, "shutdown_nosave", {"SHUTDOWN NOSAVE and restart", "SHUTDOWN NOSAVE и перезапуск", "SHUTDOWN NOSAVE a restart"}},
     {F::fault, "server_crash", {"the server's machine crashes", "машина сервера падает", "stroj serveru spadne"}},
     {F::fault, "script_flush", {"SCRIPT FLUSH", "SCRIPT FLUSH", "SCRIPT FLUSH"}},
     {F::fault, "stall", {"server stalls (DEBUG SLEEP)", "сервер замирает (DEBUG SLEEP)", "server se zastaví (DEBUG SLEEP)"}},

@@ -922,9 +922,9 @@ void TimelineModel::consume(size_t index) {
     const int known = lane_index(e.actor);
     const bool on_server = (known >= 0 && lanes_[known].kind == LaneKind::server) ||
                            !index_.server_source(e.actor).empty() || fault == "clock_jump" ||
-                           fault == "restart" || fault == "server_crash" ||
-                           fault == "script_flush" || fault == "stall" || fault == "failover" ||
-                           fault.rfind("replica_", 0) == 0;
+                           fault == "restart" || fault == "shutdown_nosave" ||
+                           fault == "server_crash" || fault == "script_flush" || fault == "stall" ||
+                           fault == "failover" || fault.rfind("replica_", 0) == 0;
     int lane = on_server ? server_lane(e.actor) : actor_lane(e.actor);
     if (fault == "pause") {
       lanes_[lane].bands.push_back(open_item(ItemKind::pause));
@@ -933,7 +933,9 @@ void TimelineModel::consume(size_t index) {
       lanes_[lane].bands.push_back(timed(ItemKind::pause, e.num_or(F::for_us, 0)));
     }
     // A restart is its own mark: everything the server held is gone from here on.
-    add(lane, 0, mark(fault == "restart" ? ItemKind::restart : ItemKind::fault));
+    add(lane, 0,
+        mark(fault == "restart" || fault == "shutdown_nosave" ? ItemKind::restart
+                                                              : ItemKind::fault));
     return;
   }
   // Pool statistics and the pool's own closes name the client process, not an actor.

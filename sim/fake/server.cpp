@@ -1941,10 +1941,11 @@ void Server::persist_after(TimeUs now_us) {
   aof_image_dirty_ = dirty_;
 }
 
-std::optional<PersistedState> Server::persisted_on_shutdown(TimeUs now_us) {
+std::optional<PersistedState> Server::persisted_on_shutdown(TimeUs now_us, bool save_rdb) {
   persist_before(now_us);
-  // prepareForShutdown: the AOF is flushed and fsynced; with save points an RDB is saved.
-  if (fsync_mode() != Fsync::Off || !save_points_.empty()) return snapshot();
+  // prepareForShutdown: the AOF is flushed and fsynced; with save points an RDB is saved unless
+  // SHUTDOWN NOSAVE (Redis 7.0 server.c: SHUTDOWN_NOSAVE skips only rdbSave).
+  if (fsync_mode() != Fsync::Off || (save_rdb && !save_points_.empty())) return snapshot();
   if (rdb_image_) return *rdb_image_;  // an earlier BGSAVE's file is still there
   return std::nullopt;
 }

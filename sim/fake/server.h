@@ -542,8 +542,9 @@ class Server {
   // A process crash (kill -9) loses nothing written: the kernel still has it. What is lost is
   // what a crash of the machine (power loss, kernel panic) finds only in the page cache.
   // The state a clean restart loads (SHUTDOWN: the AOF flushed and fsynced, an RDB written
-  // when there are save points); nullopt: nothing was persisted (appendonly no, save "").
-  std::optional<PersistedState> persisted_on_shutdown(TimeUs now_us);
+  // when there are save points and not save_rdb = false, SHUTDOWN NOSAVE); nullopt: nothing was
+  // persisted (appendonly no, save "", or NOSAVE without an earlier snapshot).
+  std::optional<PersistedState> persisted_on_shutdown(TimeUs now_us, bool save_rdb = true);
   // The state a crash of the machine at now_us leaves on disk; nullopt: nothing.
   std::optional<PersistedState> persisted_on_crash(TimeUs now_us);
   // Loads it into this fresh server at now_us (libraries first, then the keys; a key whose

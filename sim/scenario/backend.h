@@ -98,10 +98,11 @@ class Backend {
   virtual void server_command(const std::string& server,
                               net::Argv argv) = 0;  // its reply is dropped
   // restart: a clean shutdown and start (SHUTDOWN: the AOF fsynced, an RDB saved when there
-  // are save points). crash: the machine dies (a power loss): only what reached the disk
-  // survives. Either way the script cache is lost and what persisted is loaded again
-  // (nothing, without appendonly or save points); the server's config is applied again.
-  enum class Stop : uint8_t { Clean, Crash };
+  // are save points). NoSave: SHUTDOWN NOSAVE (the AOF fsynced, no RDB saved; served even
+  // while a script holds the server). crash: the machine dies (a power loss): only what
+  // reached the disk survives. Either way the script cache is lost and what persisted is loaded
+  // again (nothing, without appendonly or save points); the server's config is applied again.
+  enum class Stop : uint8_t { Clean, NoSave, Crash };
   virtual void restart(const std::string& server, Stop how) = 0;
   virtual bool can_jump_clock() const = 0;
   // Replication (servers[].replica_of, the failover, replica_lag and replica_partition

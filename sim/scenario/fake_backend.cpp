@@ -93,7 +93,8 @@ class FakeBackend final : public Backend {
     // What the disk holds: everything after a clean shutdown, what was fsynced (or the last
     // snapshot) after a crash of the machine.
     std::optional<fake::PersistedState> kept =
-        how == Stop::Clean ? old.persisted_on_shutdown(now) : old.persisted_on_crash(now);
+        how == Stop::Crash ? old.persisted_on_crash(now)
+                           : old.persisted_on_shutdown(now, /*save_rdb=*/how == Stop::Clean);
     auto fresh = std::make_unique<fake::Server>(fake::ServerOptions{.name = server});
     // A restart keeps redis.conf: the config is applied again.
     fake::ClientId admin = fresh->connect(now);

@@ -75,19 +75,17 @@ std::span<const StepKind* const> step_kinds() {
 
 namespace faults {
 extern const FaultKind pause_fault, disconnect_fault, crash_fault, refuse_fault, partition_fault,
-    latency_fault, clock_jump_fault, restart_fault, server_crash_fault, script_flush_fault,
-    stall_fault, failover_fault, replica_lag_fault, replica_partition_fault;
+    latency_fault, clock_jump_fault, restart_fault, shutdown_nosave_fault, server_crash_fault,
+    script_flush_fault, stall_fault, failover_fault, replica_lag_fault, replica_partition_fault;
 }  // namespace faults
 
 std::span<const FaultKind* const> fault_kinds() {
   static constexpr const FaultKind* kAll[] = {
-      &faults::pause_fault,        &faults::disconnect_fault,
-      &faults::crash_fault,        &faults::refuse_fault,
-      &faults::partition_fault,    &faults::latency_fault,
-      &faults::clock_jump_fault,   &faults::restart_fault,
-      &faults::server_crash_fault, &faults::script_flush_fault,
-      &faults::stall_fault,        &faults::failover_fault,
-      &faults::replica_lag_fault,  &faults::replica_partition_fault,
+      &faults::pause_fault,        &faults::disconnect_fault,   &faults::crash_fault,
+      &faults::refuse_fault,       &faults::partition_fault,    &faults::latency_fault,
+      &faults::clock_jump_fault,   &faults::restart_fault,      &faults::shutdown_nosave_fault,
+      &faults::server_crash_fault, &faults::script_flush_fault, &faults::stall_fault,
+      &faults::failover_fault,     &faults::replica_lag_fault,  &faults::replica_partition_fault,
   };
   return kAll;
 }

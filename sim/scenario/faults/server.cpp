@@ -38,6 +38,23 @@ void fire_restart(Engine& e, const FaultDef& f) {
   e.backend_->restart(f.server, Backend::Stop::Clean);
 }
 
+void refuse_shutdown_nosave(const Engine& e, const FaultDef& f, const std::string& at) {
+  if (!e.backend_->owns_servers())
+    e.fail(f.where, "shutdown_nosave of " + f.server + at +
+                        " needs a server redlab started itself: use --backend spawn");
+}
+// SHUTDOWN NOSAVE, then start: the last resort against a script that wrote (SCRIPT KILL
+// refuses it, UNKILLABLE; Redis serves SHUTDOWN NOSAVE while the script runs and defers a
+// plain SHUTDOWN or a SIGTERM until it ends). The AOF is fsynced still; no RDB is saved.
+void fire_shutdown_nosave(Engine& e, const FaultDef& f) {
+  Persistence p = persistence_of(e, f.server);
+  std::string text = p.aof ? "SHUTDOWN NOSAVE and start: script cache lost; data and functions "
+                             "loaded from the AOF"
+                           : "SHUTDOWN NOSAVE and start: data and script cache lost";
+  e.put(e.fault_ev(f.server, text, "shutdown_nosave").with(F::server, f.server));
+  e.backend_->restart(f.server, Backend::Stop::NoSave);
+}
+
 // A server-wide fault on a server redlab did not start, without --allow-server-faults.
 bool forbidden(const Engine& e) {
   return !e.backend_->owns_servers() && !e.opt_.allow_server_faults;
@@ -75,10 +92,13 @@ constexpr FieldSpec kStallFields[] = {kServer, kFor};
 
 }  // namespace
 
-extern const FaultKind clock_jump_fault, restart_fault, script_flush_fault, stall_fault;
+extern const FaultKind clock_jump_fault, restart_fault, shutdown_nosave_fault, script_flush_fault,
+    stall_fault;
 const FaultKind clock_jump_fault{"clock_jump", kClockFields, refuse_clock_jump, nullptr,
                                  fire_clock_jump};
 const FaultKind restart_fault{"restart", kServerFields, refuse_restart, nullptr, fire_restart};
+const FaultKind shutdown_nosave_fault{"shutdown_nosave", kServerFields, refuse_shutdown_nosave,
+                                      nullptr, fire_shutdown_nosave};
 const FaultKind script_flush_fault{"script_flush", kServerFields, refuse_script_flush,
                                    "SCRIPT FLUSH", fire_script_flush};
 const FaultKind stall_fault{"stall", kStallFields, refuse_stall, "DEBUG SLEEP", fire_stall};
