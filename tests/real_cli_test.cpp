@@ -959,7 +959,10 @@ TEST(RealUserServer, KilledServerEndsTheRunWithErrorsOnTheTimeline) {
                                    "0.2",         "--trace", trace.string()};
   auto t0 = std::chrono::steady_clock::now();
   pid_t pid = start(args, dir / "out", dir / "err");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  // Mid-run: its user exists (a slow start, under the sanitizers on a busy machine, must not
+  // turn this into an unreachable server), and its first steps have run.
+  ASSERT_TRUE(run_user_appears(s, 10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   s.stop();
   // The run's own duration plus its timeouts (dial 5 s, read 3 s, scaled) bound it well
   // below this.

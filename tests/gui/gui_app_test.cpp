@@ -1188,8 +1188,10 @@ std::set<std::string> allowed_words(const App& app, const std::string& lang) {
   };
   for (const TraceEvent& e : app.trace().events()) {
     add(e.actor);
+    // Names from the scenario file and the server's own words: a key's type is TYPE's reply
+    // ("string"), a record is the name a step gives its success ("served").
     for (F f : {F::lock, F::key, F::channel, F::resource, F::server, F::group, F::cmd, F::message,
-                F::value, F::reply, F::error})
+                F::value, F::reply, F::error, F::type, F::record})
       if (const std::string* v = e.str(f)) add(*v);
     if (const auto* argv = e.list(F::argv))
       for (const std::string& a : *argv) add(a);

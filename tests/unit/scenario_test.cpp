@@ -1003,7 +1003,7 @@ TEST(Scenarios, DebugSleepIsScaledOnceAtATimeScale) {
     }
     return out;
   };
-  EXPECT_EQ(sleeps("pool-exhaustion", {}), std::vector<std::string>{"0.500"});
+  EXPECT_EQ(sleeps("pool-exhaustion", {{"server", "slow"}}), std::vector<std::string>{"0.500"});
   EXPECT_EQ(sleeps("timeout-does-not-cancel", {{"report", "keys"}, {"deadline", "short"}}),
             std::vector<std::string>{"0.200"});
 }
