@@ -54,6 +54,17 @@ bool has_relative_expire(const Argv& argv) {
   return false;
 }
 
+// A replication event of the server's own record: when, the stream offset it concerns, and
+// the other server (detail); the kinds add their own fields.
+ServerEvent repl_event(ServerEvent::Kind kind, TimeUs at_us, int64_t offset, std::string other) {
+  ServerEvent e;
+  e.kind = kind;
+  e.at_us = at_us;
+  e.offset = offset;
+  e.detail = std::move(other);
+  return e;
+}
+
 }  // namespace
 
 void Server::propagate_note(const Client& c, const CommandSpec& spec, const Argv& argv) {
@@ -106,12 +117,9 @@ void Server::propagate_flush(TimeUs at_us, ClientId client) {
   for (const Argv& a : commands) repl_offset_ += resp_bytes(a);
   if (Client* c = client != 0 ? this->client(client) : nullptr) c->repl_write_offset = repl_offset_;
   if (observing()) {
-    ServerEvent e;
-    e.kind = ServerEvent::Kind::ReplPropagated;
-    e.at_us = at_us;
+    ServerEvent e = repl_event(ServerEvent::Kind::ReplPropagated, at_us, repl_offset_, "");
     e.client = client;
     e.cause = origin_.cause;
-    e.offset = repl_offset_;
     e.count = static_cast<int64_t>(commands.size());
     for (const Argv& a : commands) {
       std::string line;
@@ -155,12 +163,7 @@ void Server::replica_acked(const std::string& name, int64_t offset, TimeUs now_u
     r.ack_offset = std::max(r.ack_offset, offset);
     r.ack_at_us = now_us;
     if (observing()) {
-      ServerEvent e;
-      e.kind = ServerEvent::Kind::ReplAcked;
-      e.at_us = now_us;
-      e.offset = offset;
-      e.detail = name;
-      observer(e);
+      observer(repl_event(ServerEvent::Kind::ReplAcked, now_us, offset, name));
     }
   }
   wake_waits(now_us);
@@ -207,13 +210,9 @@ bool Server::replicated(const std::vector<Argv>& commands, int64_t offset, TimeU
   repl_offset_ = std::max(repl_offset_, offset);
   master_last_io_us_ = now_us;
   if (observing()) {
-    ServerEvent e;
-    e.kind = ServerEvent::Kind::ReplApplied;
-    e.at_us = now_us;
+    ServerEvent e = repl_event(ServerEvent::Kind::ReplApplied, now_us, offset, master_name_);
     e.client = master_client_;
-    e.offset = offset;
     e.count = count;
-    e.detail = master_name_;
     observer(e);
   }
   return ack_now;
@@ -240,12 +239,7 @@ void Server::promote(TimeUs now_us) {
   master_link_up_ = false;
   repl_stream_db_ = -1;
   if (observing()) {
-    ServerEvent e;
-    e.kind = ServerEvent::Kind::ReplPromoted;
-    e.at_us = now_us;
-    e.offset = repl_offset_;
-    e.detail = former;
-    observer(e);
+    observer(repl_event(ServerEvent::Kind::ReplPromoted, now_us, repl_offset_, former));
   }
 }
 

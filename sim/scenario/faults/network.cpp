@@ -4,6 +4,7 @@
 // and partition, the server (the connection form: actor + server).
 #include "sim/scenario/engine_impl.h"
 #include "sim/scenario/faults/fields.h"
+#include "sim/scenario/faults/lasting.h"
 
 namespace redlab::scenario::faults {
 namespace {
@@ -48,29 +49,20 @@ void fire_partition(Engine& e, const FaultDef& f) {
 
 void fire_latency(Engine& e, const FaultDef& f) {
   TimeUs for_us = e.fault_for_us(f);
-  int64_t by_ms = e.fault_by_ms(f);
-  if (by_ms < 0)
-    e.fail(Where{f.where.pos, f.where.path + ".by_ms"},
-           "extra latency cannot be negative (" + std::to_string(by_ms) + ")");
+  int64_t by_ms = nonnegative_by_ms(e, f, "extra latency");
   for (const std::string& h : e.hosts(f)) {
-    TraceEvent ev = e.fault_ev(h,
-                               "+" + std::to_string(by_ms) + " ms latency on its open connections" +
-                                   (for_us > 0 ? " for " + format_time(for_us) : std::string()),
-                               "latency")
-                        .with(F::by_us, ms_to_us(by_ms))
-                        .with(F::for_us, for_us);
-    int64_t span = 0;
-    if (for_us > 0)
-      span = e.begin(std::move(ev));
-    else
-      e.put(std::move(ev));
     std::vector<net::ConnId> conns = e.fabric_->connections_of(h);
+    lasting(e,
+            e.fault_ev(h,
+                       "+" + std::to_string(by_ms) + " ms latency on its open connections" +
+                           (for_us > 0 ? " for " + format_time(for_us) : std::string()),
+                       "latency")
+                .with(F::by_us, ms_to_us(by_ms))
+                .with(F::for_us, for_us),
+            for_us, h, "extra latency removed", "latency_end", [&e, conns] {
+              for (net::ConnId c : conns) e.fabric_->set_extra_latency(c, 0);
+            });
     for (net::ConnId c : conns) e.fabric_->set_extra_latency(c, ms_to_us(by_ms));
-    if (for_us > 0)
-      e.scheduler_.schedule_after(for_us, [&e, h, conns, span] {
-        for (net::ConnId c : conns) e.fabric_->set_extra_latency(c, 0);
-        e.end(e.fault_ev(h, "extra latency removed", "latency_end"), span);
-      });
   }
 }
 

@@ -6,6 +6,7 @@
 // refused before anything runs, as the replicas themselves are (engine.cpp).
 #include "sim/scenario/engine_impl.h"
 #include "sim/scenario/faults/fields.h"
+#include "sim/scenario/faults/lasting.h"
 
 namespace redlab::scenario::faults {
 namespace {
@@ -42,31 +43,20 @@ void fire_failover(Engine& e, const FaultDef& f) {
 
 void fire_replica_lag(Engine& e, const FaultDef& f) {
   TimeUs for_us = e.fault_for_us(f);
-  int64_t by_ms = e.fault_by_ms(f);
-  if (by_ms < 0)
-    e.fail(Where{f.where.pos, f.where.path + ".by_ms"},
-           "a replication lag cannot be negative (" + std::to_string(by_ms) + ")");
-  TraceEvent ev =
-      e.fault_ev(f.server,
+  int64_t by_ms = nonnegative_by_ms(e, f, "a replication lag");
+  const std::string server = f.server;
+  lasting(
+      e,
+      e.fault_ev(server,
                  "replication lags by " + std::to_string(by_ms) + " ms" +
                      (for_us > 0 ? " for " + format_time(for_us) : std::string()) + e.because(f),
                  "replica_lag")
-          .with(F::server, f.server)
+          .with(F::server, server)
           .with(F::by_us, ms_to_us(by_ms))
-          .with(F::for_us, for_us);
-  int64_t span = 0;
-  if (for_us > 0)
-    span = e.begin(std::move(ev));
-  else
-    e.put(std::move(ev));
-  e.backend_->replication_lag(f.server, ms_to_us(by_ms));
-  if (for_us > 0) {
-    std::string server = f.server;
-    e.scheduler_.schedule_after(for_us, [&e, server, span] {
-      e.backend_->replication_lag(server, 0);
-      e.end(e.fault_ev(server, "replication lag removed", "replica_lag_end"), span);
-    });
-  }
+          .with(F::for_us, for_us),
+      for_us, server, "replication lag removed", "replica_lag_end",
+      [&e, server] { e.backend_->replication_lag(server, 0); });
+  e.backend_->replication_lag(server, ms_to_us(by_ms));
 }
 
 void fire_replica_partition(Engine& e, const FaultDef& f) {
