@@ -1,6 +1,7 @@
 #include "app/scenario_cli.h"
 
 #include "app/backend.h"
+#include "app/branch.h"
 #include "app/files.h"
 #include "app/grade.h"
 #include "app/lab.h"
@@ -52,6 +53,10 @@ struct Common {
   int64_t seeds = 0;
   std::map<std::string, std::string> script_files;
   std::vector<std::string> faults;  // --fault: interventions, added to the scenario at load
+  // A branch file given as the SCENARIO (app/branch.h): its path; its inputs are in the fields
+  // above, under what the command line gave.
+  std::string branch_path;
+  bool seed_given = false, lang_given = false;
   // sweep
   std::string param;
   std::optional<int64_t> from, to, steps;
@@ -81,6 +86,35 @@ std::pair<std::string, std::optional<std::string>> split_inline(const std::strin
   return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
+// A branch file given where a SCENARIO goes: its inputs become the run's, and what the
+// command line gives too wins (a --seed, a --set, a --variant, a --script, --lang); its
+// interventions come first, any --fault after them. A regular file only: it is read twice.
+void apply_branch(const std::string& cmd, Common& c) {
+  std::error_code ec;
+  if (!c.scenario.ends_with(".json") || !fs::is_regular_file(c.scenario, ec)) return;
+  std::string text;
+  if (app::read_input(c.scenario, InputKind::scenario, &text) || !looks_like_branch(text)) return;
+  // An exercise is graded on its own seeds and settings, with no interventions.
+  if (cmd == "check")
+    throw UsageError{c.scenario + ": a branch file; 'check' grades a scenario's exercise"};
+  std::string error;
+  std::optional<Branch> b = branch_from_json(text, c.scenario, &error);
+  if (!b) throw UsageError{error};
+  c.branch_path = c.scenario;
+  c.scenario = b->scenario;
+  if (!c.seed_given) c.run.seed = b->seed;
+  if (!c.lang_given) c.run.lang = b->lang;
+  for (auto& [k, v] : b->variant) c.run.variant.emplace(k, v);
+  for (auto& [k, v] : b->params) c.run.set.emplace(k, v);
+  for (auto& [k, v] : b->scripts) c.run.scripts.emplace(k, v);
+  std::vector<std::string> faults = b->interventions;
+  faults.insert(faults.end(), c.faults.begin(), c.faults.end());
+  if (faults.size() > scenario::kInterventionsMax)
+    throw UsageError{c.branch_path + ": at most " + std::to_string(scenario::kInterventionsMax) +
+                     " interventions, with the --fault ones"};
+  c.faults = std::move(faults);
+}
+
 // Flags shared by run, explore and check; `allowed` says which this subcommand takes.
 Common parse_common(const std::string& cmd, const std::vector<std::string>& args,
                     const std::string& allowed) {
@@ -104,6 +138,7 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
                        " --help)"};
     if (a == "--seed") {
       c.run.seed = uint64_t(parse_number(a, value(), 0, INT64_MAX));
+      c.seed_given = true;
     } else if (a == "--set") {
       auto [k, v] = split_pair(a, value());
       auto n = parse_int(v);
@@ -137,6 +172,7 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
       c.json = true;
     } else if (a == "--lang") {
       c.run.lang = value();
+      c.lang_given = true;
       if (c.run.lang != "en" && c.run.lang != "ru" && c.run.lang != "cs")
         throw UsageError{"--lang " + c.run.lang + ": expected en, ru or cs"};
     } else if (a == "--seeds") {
@@ -173,6 +209,7 @@ Common parse_common(const std::string& cmd, const std::vector<std::string>& args
   }
   if (c.scenario.empty())
     throw UsageError{"'" + cmd + "' needs a SCENARIO (an id from 'redlab list', or a file)"};
+  apply_branch(cmd, c);
   try {
     validate_backend(c.backend);
   } catch (const BackendError& e) {
@@ -210,6 +247,7 @@ void refuse_overwriting_inputs(const Common& c, const std::string& scenario_path
     std::string path;
   };
   std::vector<Named> inputs{{"the scenario file", scenario_path}};
+  if (!c.branch_path.empty()) inputs.push_back({"the branch file", c.branch_path});
   for (auto& [name, file] : c.script_files)
     inputs.push_back({"the --script " + name + " file", file});
   std::vector<Named> outputs;
@@ -260,14 +298,26 @@ std::string replay_command(const Common& c, const std::string& id, const RunOpti
 // The scenario of a subcommand, read through app/files (its size limit, a FIFO's deadline),
 // after refusing outputs that would overwrite an input.
 Scenario load(const Common& c) {
-  std::string path = resolve_scenario(c.scenario);
+  std::string path;
+  try {
+    path = resolve_scenario(c.scenario);
+  } catch (const UsageError& e) {
+    if (c.branch_path.empty()) throw;
+    throw UsageError{c.branch_path + ": \"scenario\": " + e.message};
+  }
   refuse_overwriting_inputs(c, path);
   std::string text;
   if (auto error = app::read_input(path, InputKind::scenario, &text)) throw UsageError{*error};
   Scenario sc = load_scenario_text(text, path);
   // Once, before any run: a bad one is reported up front, and explore's and sweep's runs share
   // the scenario instead of reading the lines again each.
-  add_interventions(sc, c.faults);
+  try {
+    add_interventions(sc, c.faults);
+  } catch (const ScenarioError& e) {
+    // An intervention of a branch file: the file is named too.
+    if (c.branch_path.empty()) throw;
+    throw UsageError{c.branch_path + ": " + e.what()};
+  }
   return sc;
 }
 
@@ -513,7 +563,14 @@ int run_main(const std::vector<std::string>& args) {
       c.run.scripts[name] = read_script(name, file);
       c.run.script_paths[name] = file;
     }
-    RunResult r = run_on_backend(sc, c.run, c.backend);
+    RunResult r;
+    try {
+      r = run_on_backend(sc, c.run, c.backend);
+    } catch (const ScenarioError& e) {
+      // A choice of a branch file the scenario refuses (a variant's value, a parameter).
+      if (c.branch_path.empty()) throw;
+      throw UsageError{c.branch_path + ": " + e.what()};
+    }
     if (!c.trace_file.empty()) write_output(c.trace_file, trace_to_json(r.trace));
     if (!c.chrome_file.empty()) write_output(c.chrome_file, chrome_trace_json(r.trace));
     // The report comes from the trace alone: `redlab show` of the trace prints the same.

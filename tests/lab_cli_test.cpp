@@ -321,4 +321,119 @@ TEST(Interventions, ApplyToEveryRunOfASweep) {
       }
 }
 
+// ---- Branch files ----
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// A branch file is the flags it stands for: the same trace, byte for byte, as `redlab run`
+// with its seed, variants, parameters and interventions; with --json it says its
+// interventions; what the command line adds wins.
+TEST(Branch, RunsAsItsFlagsWould) {
+  TempDir dir;
+  const std::string branch = dir.file("b.json");
+  write_file(branch, R"({
+  "format": "redlab-branch",
+  "version": 1,
+  "scenario": "ttl-double-holder",
+  "seed": 4,
+  "lang": "ru",
+  "variant": {"watchdog": "on"},
+  "params": {"work_ms": 13000},
+  "interventions": ["pause A at 3000 for 15000", "clock_jump redis at 20000 by 2000"],
+  "scripts": {}
+})");
+  const std::string a = dir.file("a.json"), b = dir.file("flags.json");
+  Child from_branch = redlab({"run", branch, "--trace", a});
+  ASSERT_EQ(from_branch.status, 0) << from_branch.err;
+  Child from_flags =
+      redlab({"run", "ttl-double-holder", "--seed", "4", "--lang", "ru", "--variant", "watchdog=on",
+              "--set", "work_ms=13000", "--fault", "pause A at 3000 for 15000", "--fault",
+              "clock_jump redis at 20000 by 2000", "--trace", b});
+  ASSERT_EQ(from_flags.status, 0) << from_flags.err;
+  EXPECT_FALSE(read_file(a).empty());
+  EXPECT_EQ(read_file(a), read_file(b));
+  EXPECT_EQ(from_branch.out, from_flags.out);
+
+  Child j = redlab({"run", branch, "--json"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  json out = json::parse(j.out);
+  EXPECT_EQ(out["seed"], 4);
+  EXPECT_EQ(out["interventions"].size(), 2u);
+  EXPECT_EQ(verdict_of(out, "mutual_exclusion"), "violated");
+
+  Child other_seed =
+      redlab({"run", branch, "--json", "--seed", "5", "--fault", "disconnect B at 1000"});
+  ASSERT_EQ(other_seed.status, 0) << other_seed.err;
+  json o = json::parse(other_seed.out);
+  EXPECT_EQ(o["seed"], 5);
+  ASSERT_EQ(o["interventions"].size(), 3u);
+  EXPECT_EQ(o["interventions"][2], "disconnect B at 1000");
+}
+
+// A scenario file named by a relative path is read from the branch file's directory, wherever
+// redlab runs; a path to nothing is said with the branch file's name.
+TEST(Branch, ARelativeScenarioPathIsTheBranchFilesNeighbour) {
+  TempDir dir;
+  fs::create_directories(dir.file("lessons"));
+  fs::copy_file(REDLAB_SOURCE_DIR "/scenarios/ttl-double-holder.json",
+                dir.file("lessons/mine.json"));
+  write_file(dir.file("b.json"),
+             R"({"format": "redlab-branch", "version": 1, "scenario": "lessons/mine.json",)"
+             R"( "variant": {"watchdog": "on"}, "interventions": ["pause A at 3000 for 15000"]})");
+  Child c = redlab({"run", dir.file("b.json"), "--json"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(verdict_of(json::parse(c.out), "mutual_exclusion"), "violated");
+  write_file(dir.file("b.json"),
+             R"({"format": "redlab-branch", "version": 1, "scenario": "missing/x.json"})");
+  expect_usage_error({"run", dir.file("b.json")}, dir.file("b.json") + ": \"scenario\": ");
+  expect_usage_error({"run", dir.file("b.json")}, dir.file("missing/x.json"));
+}
+
+// Bad branch files: one line naming the file, the place and what is wrong; exit 2.
+TEST(Branch, BadFilesAreOneLocatedLine) {
+  TempDir dir;
+  struct Case {
+    std::string text, needle;
+  };
+  const std::string head = R"({"format": "redlab-branch", "version": 1, )";
+  const std::vector<Case> cases = {
+      {head + R"("scenario": "ttl-double-holder", "seed": -1})",
+       ":1:84: \"seed\": expected an integer, 0 or more"},
+      {R"({"format": "redlab-branch", "version": 2, "scenario": "ttl-double-holder"})",
+       ":1:40: \"version\": expected 1"},
+      {head + R"("scenario": "ttl-double-holder", "colour": 1})", ":1:76: unknown key \"colour\""},
+      {head + R"("seed": 1})", ":1:1: missing \"scenario\""},
+      {head + R"("scenario": "ttl-double-holder",})", ":1:75: expected string key"},
+      {head + R"("scenario": "ttl-double-holder", "interventions": "pause A"})",
+       ":1:93: \"interventions\": expected an array"},
+      {head + R"("scenario": "ttl-double-holder", "params": {"ttl_ms": "10s"}})",
+       ":1:97: \"params\".ttl_ms: expected an integer"},
+      {head + R"("scenario": "ttl-double-holder", "lang": "de"})", "\"lang\": expected"},
+      {head + R"("scenario": "ttl-double-holder", "interventions": ["pause Z at 3000 for 1000"]})",
+       "intervention \"pause Z at 3000 for 1000\": actor: no actor named \"Z\""},
+      {head + R"("scenario": "ttl-double-holder", "variant": {"watchdog": "maybe"}})",
+       "\"maybe\" is not a value of watchdog"},
+      {head + R"("scenario": "no-such-lesson"})", "\"scenario\": no scenario \"no-such-lesson\""},
+  };
+  for (size_t i = 0; i < cases.size(); i++) {
+    const std::string file = dir.file("bad" + std::to_string(i) + ".json");
+    write_file(file, cases[i].text);
+    SCOPED_TRACE(cases[i].text);
+    expect_usage_error({"run", file}, file);
+    expect_usage_error({"run", file, "--json"}, cases[i].needle);
+  }
+  const std::string good = dir.file("good.json");
+  write_file(good, head + R"("scenario": "ttl-double-holder"})");
+  expect_usage_error({"check", good}, "a branch file");
+  // A trace may not overwrite its branch file.
+  expect_usage_error({"run", good, "--trace", good}, "the branch file");
+}
+
 }  // namespace
