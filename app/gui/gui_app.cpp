@@ -110,6 +110,7 @@ std::vector<std::pair<std::string, std::string>> keys_help(Lang lang) {
       {"H, ?, F1", t(S::key_h_does)},
       {"Esc", t(S::key_esc_does)},
       {"Ctrl +, Ctrl -, Ctrl 0", t(S::key_ctrl_does)},
+      {"Ctrl+Z, Ctrl+Shift+Z", t(S::key_undo_does)},
   };
 }
 
@@ -311,6 +312,8 @@ bool App::open_scenario(const std::string& name_or_path) {
         if (auto* p = sc.param(k); p && n >= p->min && n <= p->max) params_[k] = n;
     }
     scenario_ = std::move(sc);
+    scenario_path_ = path;
+    clear_whatif();  // interventions belong to the scenario they were added to
     error_.clear();
     return true;
   } catch (const std::exception& e) {
@@ -331,6 +334,7 @@ bool App::open_path(const std::string& path) {
     return false;
   }
   if (head.find("\"redlab-trace\"") != std::string::npos) return open_trace(path);
+  if (app::looks_like_branch(head)) return open_branch(path);
   return open_scenario(path);
 }
 
@@ -396,6 +400,7 @@ scenario::RunOptions App::run_options() const {
   o.lang = lang_;
   // While the student works on the exercise, the runs are of their script.
   if (answer_in_runs()) o.scripts[scenario_->exercise->script] = exercise_script_;
+  for (auto& [name, source] : branch_scripts_) o.scripts.emplace(name, source);
   return o;
 }
 
@@ -421,6 +426,13 @@ bool App::run(bool play) {
     set_error(tr(S::previous_run_finishing, ui_lang()));
     return false;
   }
+  const scenario::Scenario* run_scenario = nullptr;
+  try {
+    run_scenario = &scenario_for_run();  // with the what-if interventions
+  } catch (const std::exception& e) {
+    set_error(e.what());
+    return false;
+  }
   remember_choices();
   app::BackendChoice choice;
   choice.backend = backend_;
@@ -443,7 +455,7 @@ bool App::run(bool play) {
       std::lock_guard<std::mutex> lock(shared->mu);
       shared->pending.push_back(e);
     };
-    worker->thread = std::thread([shared, sc = *scenario_, options, choice] {
+    worker->thread = std::thread([shared, sc = *run_scenario, options, choice] {
       std::string error;
       std::optional<scenario::RunResult> result;
       try {
@@ -468,8 +480,9 @@ bool App::run(bool play) {
     return true;
   }
   try {
-    scenario::RunResult r = app::run_on_backend(*scenario_, run_options(), choice);
+    scenario::RunResult r = app::run_on_backend(*run_scenario, run_options(), choice);
     show_trace(std::move(r.trace));
+    update_original();
   } catch (const std::exception& e) {
     set_error(e.what());
     return false;
@@ -872,6 +885,12 @@ void App::handle_keys() {
         break;
       case Key::zoom_reset:
         set_ui_scale(1.0f);
+        break;
+      case Key::undo:
+        undo();
+        break;
+      case Key::redo:
+        redo();
         break;
       case Key::digit1:
       case Key::digit2:

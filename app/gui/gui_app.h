@@ -41,11 +41,13 @@
 #include <vector>
 
 #include "app/backend.h"
+#include "app/branch.h"
 #include "app/grade.h"
 #include "app/gui/strings.h"
 #include "app/gui/timeline_model.h"
 #include "app/gui/timeline_view.h"
 #include "app/gui/verdict_words.h"
+#include "app/gui/whatif.h"
 #include "sim/core/trace.h"
 #include "sim/scenario/engine.h"
 #include "sim/scenario/scenario.h"
@@ -126,6 +128,8 @@ enum class Key : uint8_t {
   zoom_in,     // Ctrl + (or Ctrl =, keypad +): the UI scale up
   zoom_out,    // Ctrl -: down
   zoom_reset,  // Ctrl 0: back to 1
+  undo,        // Ctrl Z: the last what-if edit undone
+  redo,        // Ctrl Shift Z: redone
 };
 struct KeyPress {
   Key key = Key::space;
@@ -311,6 +315,27 @@ class App {
   // Forgets every exercise's progress (the UI asks first) and writes the empty file.
   bool reset_progress();
 
+  // ---- What-if interventions (whatif.cpp; the design in whatif.h) ----
+  // Each edit redoes the fake run from the start with the whole list (the view and the
+  // playhead stay) and is one undo step; false (with the reason in error()) if the run
+  // refuses it, and then nothing changed.
+  const std::vector<Intervention>& interventions() const { return interventions_; }
+  bool add_intervention(Intervention iv);
+  bool replace_intervention(size_t i, Intervention iv);
+  bool remove_intervention(size_t i);
+  bool undo();
+  bool redo();
+  bool can_undo() const { return !undo_.empty(); }
+  bool can_redo() const { return !redo_.empty(); }
+  // The shown run's inputs and interventions as a branch file, and back (a branch opened is
+  // run at once, paused at its end).
+  app::Branch branch() const;
+  bool save_branch(const std::string& path);
+  bool open_branch(const std::string& path);
+  // The run without the interventions, drawn faintly under the lanes (empty without any).
+  const Trace& original_trace() const { return original_trace_; }
+  const TimelineModel& original_model() const { return original_model_; }
+
   // ---- Per frame ----
   // Between ImGui::NewFrame and ImGui::Render: takes in live events, moves the playhead by
   // dt_s at the chosen speed and draws every panel.
@@ -443,6 +468,43 @@ class App {
   // A check's final summary in `lang`, from the trace shown (as the verdicts panel says it).
   std::string check_summary_in(const std::string& check, Lang lang);
   void draw_selected_event();
+  // What-if (whatif.cpp).
+  bool whatif_possible() const;
+  void clear_whatif();
+  const scenario::Scenario& scenario_for_run();  // with the interventions; throws if refused
+  void update_original();
+  bool rerun_whatif();
+  bool apply_interventions(std::vector<Intervention> list, bool record_undo);
+  void draw_whatif_timeline(ImVec2 size);  // the timeline view with the what-if layers
+  void draw_whatif_ghost();
+  void whatif_marker_input();
+  void draw_whatif_markers();
+  void draw_whatif_menu();
+  void draw_whatif_panel();
+  std::vector<Intervention> interventions_;
+  std::vector<std::vector<Intervention>> undo_, redo_;
+  std::optional<scenario::Scenario> run_scenario_;  // the scenario with the interventions
+  Trace original_trace_;
+  TimelineModel original_model_;
+  std::string original_key_;                           // the choices original_trace_ was run with
+  std::map<std::string, std::string> branch_scripts_;  // scripts a branch file replaced
+  std::string scenario_path_;                          // the file the scenario came from
+  struct WhatIfMenu {
+    std::string lane;
+    bool server = false;
+    int64_t at_ms = 0;
+    int choice = -1;
+    std::vector<Intervention::Value> values;
+    bool with_optional = false;
+    std::string on;
+  };
+  WhatIfMenu menu_;
+  std::vector<WidgetRect> marker_rects_;  // last frame's, for the drag buttons
+  int dragging_ = -1;
+  std::vector<Intervention> drag_start_;
+  float drag_grab_px_ = 0;  // where on its flag the marker was grabbed
+  std::vector<Intervention> panel_edit_;
+  std::string branch_path_;
   void draw_keyspace();
   void draw_pool_stats();
   void draw_slowlog();
@@ -573,6 +635,7 @@ struct HostOptions {
 struct FrameInput {
   ImVec2 mouse_pos{-1, -1};
   bool mouse_down = false;
+  bool right_down = false;  // the right button (context menus)
   float wheel = 0;
   float dt_s = 1.0f / 60;
   std::vector<KeyPress> keys;  // pressed in this frame

@@ -88,6 +88,8 @@ std::vector<KeyPress> pressed_keys() {
       keys.push_back({Key::zoom_out, io.KeyShift});
     if (ImGui::IsKeyPressed(GLFW_KEY_0, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_0, false))
       keys.push_back({Key::zoom_reset, io.KeyShift});
+    if (ImGui::IsKeyPressed(GLFW_KEY_Z, true))
+      keys.push_back({io.KeyShift ? Key::redo : Key::undo, io.KeyShift});
     return keys;
   }
   if (io.KeyAlt || io.KeySuper) return keys;  // not ours
@@ -307,6 +309,7 @@ bool Host::frame(App& app, const FrameInput* input) {
     // After the backend read the real mouse: the synthetic one wins.
     io.MousePos = input->mouse_pos;
     io.MouseDown[0] = input->mouse_down;
+    io.MouseDown[1] = input->right_down;
     io.MouseWheel = input->wheel;
     io.DeltaTime = input->dt_s > 0 ? input->dt_s : 1.0f / 60;
     // Typing (tests): Ctrl+A as ImGui's text fields read it, then the characters.

@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "app/branch.h"
 #include "app/files.h"
 #include "app/gui/gui_app.h"
 
@@ -172,10 +173,17 @@ int gui_main_checked(const std::vector<std::string>& args) {
   app.set_presenter(g.presenter);
   app.set_reveal(g.reveal);
 
-  bool replay = false;
+  bool replay = false, branch = false;
   if (!g.input.empty()) {
     replay = gui::looks_like_trace(g.input);
-    if (!(replay ? app.open_trace(g.input) : app.open_scenario(g.input)))
+    // A what-if branch (app/branch.h): a regular file, read once to tell and once to open.
+    std::string head;
+    std::error_code ec;
+    branch = !replay && std::filesystem::is_regular_file(g.input, ec) &&
+             !read_input(g.input, InputKind::scenario, &head) && looks_like_branch(head);
+    if (!(replay   ? app.open_trace(g.input)
+          : branch ? app.open_branch(g.input)
+                   : app.open_scenario(g.input)))
       throw BadInput{app.error()};
     // A scenario named by its id: its file is the input too.
     for (const auto& e : app.library())
@@ -191,7 +199,8 @@ int gui_main_checked(const std::vector<std::string>& args) {
   if (replay && (g.seed || !g.set.empty() || !g.variant.empty()))
     throw BadInput{"--seed, --set and --variant choose a run; " + g.input +
                    " is a saved trace (give a scenario instead)"};
-  if (!replay) {
+  // A branch has run as it was saved; choices given here change it and run it again.
+  if (!replay && (!branch || g.seed || !g.set.empty() || !g.variant.empty())) {
     if (g.seed) app.set_seed(*g.seed);
     for (auto& [k, v] : g.set) app.params()[k] = v;
     for (auto& [k, v] : g.variant) app.variant()[k] = v;

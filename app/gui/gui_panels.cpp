@@ -555,7 +555,7 @@ void App::draw_timeline_view(ImVec2 size) {
   // What has happened, unless everything is to be shown.
   view_.horizon_us = everything_shown() ? kTimeNeverUs : view_.playhead_us;
   view_.future_faint = future_faint_;
-  view_.draw(model_, trace_, size);
+  draw_whatif_timeline(size);  // view_.draw with the what-if layers (whatif.cpp)
 }
 
 void App::draw_timeline(ImVec2 size) {
@@ -841,6 +841,7 @@ void App::draw_inspector(ImVec2 size) {
   if (ImGui::CollapsingHeader((std::string(tr(S::selected_event, L)) + "###selected").c_str(),
                               ImGuiTreeNodeFlags_DefaultOpen))
     draw_selected_event();
+  draw_whatif_panel();
   if (ImGui::CollapsingHeader((std::string(tr(S::keyspace_header, L)) + "###keyspace").c_str(),
                               ImGuiTreeNodeFlags_DefaultOpen))
     draw_keyspace();

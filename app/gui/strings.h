@@ -116,6 +116,48 @@ const char* lang_code(Lang lang);
   X(seed_is, "seed {0}", "зерно {0}", "semínko {0}") \
   X(playhead_of, "playhead {0} of {1}", "курсор {0} из {1}", "ukazatel {0} z {1}") \
   X(running_dots, "(running ...)", "(идёт ...)", "(běží ...)") \
+  /* ---- What-if interventions (whatif.cpp) ---- */ \
+  X(wi_header, "What-if", "Что, если", "Co kdyby") \
+  X(wi_none, "Right-click a lane at a moment to add an intervention there: the run is redone from the start with it.", "Щёлкните правой кнопкой по дорожке в нужный момент, чтобы добавить вмешательство: прогон будет пересчитан с начала.", "Klepněte pravým tlačítkem na dráhu v daném okamžiku a přidejte zásah: běh se přepočítá od začátku.") \
+  X(wi_ghost_legend, "faint grey: the run without interventions", "бледно-серым: прогон без вмешательств", "bledě šedě: běh bez zásahů") \
+  X(wi_fake_only, "What-if runs on the fake backend.", "«Что, если» работает на имитации.", "„Co kdyby“ běží na simulovaném backendu.") \
+  X(wi_undo, "Undo", "Отменить", "Zpět") \
+  X(wi_redo, "Redo", "Повторить", "Znovu") \
+  X(wi_remove, "remove", "убрать", "odebrat") \
+  X(wi_save, "Save branch", "Сохранить ветку", "Uložit větev") \
+  X(wi_need_path, "type the branch file's path first", "сначала введите путь к файлу ветки", "nejdřív zadejte cestu k souboru větve") \
+  X(wi_path_hint, "path/to/branch.json", "путь/к/ветке.json", "cesta/k/větvi.json") \
+  X(wi_saved, "branch saved to {0}", "ветка сохранена в {0}", "větev uložena do {0}") \
+  X(wi_opened, "branch {0}: {1}", "ветка {0}: {1}", "větev {0}: {1}") \
+  X(wi_not_added, "the intervention was not applied: {0}", "вмешательство не применено: {0}", "zásah nebyl použit: {0}") \
+  X(wi_menu_title, "{0} at {1}", "{0} в {1}", "{0} v {1}") \
+  X(wi_add, "Add", "Добавить", "Přidat") \
+  X(wi_cancel, "Cancel", "Отмена", "Zrušit") \
+  X(wi_server, "server", "сервер", "server") \
+  X(wi_k_pause, "pause it", "остановить процесс (пауза)", "pozastavit proces") \
+  X(wi_k_crash, "crash it", "уронить процесс", "shodit proces") \
+  X(wi_k_disconnect, "drop its connections", "разорвать его соединения", "přerušit jeho spojení") \
+  X(wi_k_latency, "delay its replies", "задержать его ответы", "zpozdit jeho odpovědi") \
+  X(wi_k_partition, "cut it off from a server", "отрезать от сервера", "odříznout od serveru") \
+  X(wi_k_clock_jump, "jump its clock", "сдвинуть его часы", "posunout jeho hodiny") \
+  X(wi_k_stall, "make it stall", "заморозить сервер", "zmrazit server") \
+  X(wi_k_restart, "restart it", "перезапустить сервер", "restartovat server") \
+  X(wi_f_at, "at (ms)", "в момент (мс)", "v čase (ms)") \
+  X(wi_f_for, "for (ms)", "на (мс)", "na (ms)") \
+  X(wi_f_by, "by (ms)", "сдвиг (мс)", "o (ms)") \
+  X(wi_f_restart_after, "restart after (ms)", "перезапуск через (мс)", "restart po (ms)") \
+  X(wi_w_pause, "{0}: pause {1} for {2}", "{0}: пауза {1} на {2}", "{0}: pauza {1} na {2}") \
+  X(wi_w_crash, "{0}: crash {1}", "{0}: падение {1}", "{0}: pád {1}") \
+  X(wi_w_crash_restart, "{0}: crash {1}, restarted after {2}", "{0}: падение {1}, перезапуск через {2}", "{0}: pád {1}, restart po {2}") \
+  X(wi_w_disconnect, "{0}: drop the connections of {1}", "{0}: разрыв соединений {1}", "{0}: přerušení spojení {1}") \
+  X(wi_w_latency, "{0}: replies to {1} delayed by {2} for {3}", "{0}: ответы {1} задержаны на {2} в течение {3}", "{0}: odpovědi pro {1} zpožděny o {2} po dobu {3}") \
+  X(wi_w_latency_rest, "{0}: replies to {1} delayed by {2}", "{0}: ответы {1} задержаны на {2}", "{0}: odpovědi pro {1} zpožděny o {2}") \
+  X(wi_w_partition, "{0}: {1} cut off from {2} for {3}", "{0}: {1} отрезан от {2} на {3}", "{0}: {1} odříznut od {2} na {3}") \
+  X(wi_w_clock_jump, "{0}: the clock of {1} jumps by {2}", "{0}: часы {1} сдвигаются на {2}", "{0}: hodiny {1} se posunou o {2}") \
+  X(wi_w_stall, "{0}: {1} stalls for {2}", "{0}: {1} замирает на {2}", "{0}: {1} se zastaví na {2}") \
+  X(wi_w_restart, "{0}: restart {1}", "{0}: перезапуск {1}", "{0}: restart {1}") \
+  X(wi_w_other, "{0}: {1}", "{0}: {1}", "{0}: {1}") \
+  X(wi_ms, "{0} ms", "{0} мс", "{0} ms") \
   /* ---- Verdicts ---- */ \
   X(word_violated, "VIOLATED", "НАРУШЕНО", "PORUŠENO") \
   X(word_holds, "holds", "выполнено", "platí") \
@@ -164,6 +206,7 @@ const char* lang_code(Lang lang);
   X(key_h_does, "this list", "этот список", "tento seznam") \
   X(key_esc_does, "close this list; leave presenter mode", "закрыть список; выйти из режима презентации", "zavřít seznam; opustit prezentační režim") \
   X(key_ctrl_does, "everything larger, smaller, back to normal (remembered)", "всё крупнее, мельче, обычный размер (запоминается)", "vše větší, menší, normální velikost (pamatuje si)") \
+  X(key_undo_does, "undo, redo a what-if edit", "отменить, повторить правку «что, если»", "vrátit, zopakovat úpravu „co kdyby“") \
   /* ---- Inspector ---- */ \
   X(selected_event, "Selected event", "Выбранное событие", "Vybraná událost") \
   X(keyspace_header, "Keyspace at the playhead", "Ключи на момент курсора", "Klíče v okamžiku ukazatele") \

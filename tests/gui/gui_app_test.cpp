@@ -1855,6 +1855,249 @@ TEST_F(GuiApp, ARecoveredErrorIsNotDrawnAsAFailure) {
   EXPECT_FALSE(legend.count("error reply"));
 }
 
+// ---- What-if interventions ----
+
+App::Verdict::State final_verdict(const App& app, const std::string& check) {
+  for (const App::Verdict& v : app.verdicts())
+    if (v.check == check) {
+      EXPECT_TRUE(v.final) << check;
+      return v.state;
+    }
+  ADD_FAILURE() << "no verdict for " << check;
+  return App::Verdict::State::none_yet;
+}
+
+// The issue's lesson by mouse: ttl-double-holder with the watchdog on holds its lock; a
+// right-click on A's lane at 3 s, "pause it" for 15 s (past the 10 s TTL: the watchdog is
+// frozen with its process) and mutual exclusion is violated, the original drawn faintly;
+// Ctrl+Z takes it back, Ctrl+Shift+Z and the buttons step again.
+TEST_F(GuiApp, WhatIfPauseByMouseFlipsMutualExclusionAndUndoBringsItBack) {
+  ASSERT_TRUE(app->open_scenario("ttl-double-holder")) << app->error();
+  app->variant()["watchdog"] = "on";
+  ASSERT_TRUE(app->run(false)) << app->error();
+  app->set_reveal(true);
+  frames(3);
+  using St = App::Verdict::State;
+  ASSERT_EQ(final_verdict(*app, "mutual_exclusion"), St::holds);
+  EXPECT_EQ(app->original_trace().size(), 0u);  // nothing to compare with yet
+
+  const DrawRecord& d = app->view().last_draw;
+  const DrawRecord::LaneRect* lane_a = nullptr;
+  for (const auto& l : d.lanes)
+    if (l.name == "A") lane_a = &l;
+  ASSERT_NE(lane_a, nullptr);
+  const ImVec2 at(app->view().x_of(3 * kUsPerSecond), lane_a->min.y + lane_a->row_h * 1.5f);
+  FrameInput right;
+  right.mouse_pos = at;
+  ASSERT_TRUE(host->frame(*app, &right));
+  right.right_down = true;
+  ASSERT_TRUE(host->frame(*app, &right));
+  right.right_down = false;
+  ASSERT_TRUE(host->frame(*app, &right));
+  frames(1, at);
+  ASSERT_TRUE(app->widget("whatif_menu").valid()) << "no context menu on A's lane";
+  // A client's lane offers the client's faults only.
+  EXPECT_TRUE(app->widget("whatif_kind:pause").valid());
+  EXPECT_TRUE(app->widget("whatif_kind:partition").valid());
+  EXPECT_FALSE(app->widget("whatif_kind:clock_jump").valid());
+  click(app->widget("whatif_kind:pause").center());
+  WidgetRect for_ms = app->widget("whatif_value:for");
+  ASSERT_TRUE(for_ms.valid());
+  click(for_ms.center());
+  FrameInput select;
+  select.mouse_pos = for_ms.center();
+  select.select_all = true;
+  ASSERT_TRUE(host->frame(*app, &select));
+  FrameInput typing;
+  typing.mouse_pos = for_ms.center();
+  typing.text = "15000";
+  ASSERT_TRUE(host->frame(*app, &typing));
+  frames(1, for_ms.center());
+  ASSERT_TRUE(app->widget("whatif_add").valid());
+  click(app->widget("whatif_add").center());
+  frames(2);
+
+  ASSERT_EQ(app->interventions().size(), 1u) << app->error();
+  const Intervention& iv = app->interventions().front();
+  EXPECT_EQ(iv.kind, "pause");
+  EXPECT_EQ(iv.target, "A");
+  EXPECT_EQ(iv.at_ms, 3000);  // where the click was, rounded to the zoom's step
+  ASSERT_NE(iv.value("for"), nullptr);
+  EXPECT_EQ(*iv.value("for"), 15000);
+  EXPECT_EQ(iv.line, "pause A at 3000 for 15000");
+  EXPECT_EQ(app->trace().meta().at("intervention.1"), iv.line);
+  EXPECT_EQ(final_verdict(*app, "mutual_exclusion"), St::violated);
+  // The original stays, faint, under the new future; its verdict is the old one.
+  ASSERT_GT(app->original_trace().size(), 0u);
+  EXPECT_TRUE(app->original_model().violations().empty());
+  EXPECT_TRUE(app->widget("whatif_line:0").valid());
+  EXPECT_TRUE(app->widget("whatif_marker:0").valid());
+
+  press(Key::undo);
+  EXPECT_TRUE(app->interventions().empty());
+  EXPECT_EQ(final_verdict(*app, "mutual_exclusion"), St::holds);
+  EXPECT_EQ(app->trace().meta().count("intervention.1"), 0u);
+  press(Key::redo, true);
+  ASSERT_EQ(app->interventions().size(), 1u);
+  EXPECT_EQ(final_verdict(*app, "mutual_exclusion"), St::violated);
+  // The buttons act when released, in the middle of a frame: the next one shows the result.
+  click(app->widget("whatif_undo").center());
+  frames(1);
+  EXPECT_TRUE(app->interventions().empty());
+  EXPECT_EQ(final_verdict(*app, "mutual_exclusion"), St::holds);
+  click(app->widget("whatif_redo").center());
+  frames(1);
+  EXPECT_EQ(app->interventions().size(), 1u);
+  EXPECT_EQ(final_verdict(*app, "mutual_exclusion"), St::violated);
+}
+
+// A marker dragged along the timeline moves its intervention in time (one undo step for the
+// whole drag); a value edited in the list and a removal are steps too, undone one by one.
+TEST_F(GuiApp, WhatIfMarkerDragsInTimeAndEveryEditIsOneUndoStep) {
+  ASSERT_TRUE(app->open_scenario("ttl-double-holder")) << app->error();
+  app->variant()["watchdog"] = "on";
+  ASSERT_TRUE(app->run(false)) << app->error();
+  app->set_reveal(true);
+  std::string error;
+  auto iv = parse_intervention(*app->scenario(), "pause A at 3000 for 15000", &error);
+  ASSERT_TRUE(iv) << error;
+  ASSERT_TRUE(app->add_intervention(*iv)) << app->error();
+  frames(3);
+  WidgetRect marker = app->widget("whatif_marker:0");
+  ASSERT_TRUE(marker.valid());
+  // Grabbed anywhere on its flag, the marker's line follows the mouse.
+  const float from_x = app->view().x_of(3 * kUsPerSecond);
+  const float to_x = app->view().x_of(14 * kUsPerSecond);
+  ImVec2 p = marker.center();
+  frames(1, p);
+  frames(1, p, true);
+  for (int step = 1; step <= 10; step++)
+    frames(1, {p.x + (to_x - from_x) * float(step) / 10, p.y}, true);
+  frames(1, {p.x + (to_x - from_x), p.y}, false);
+  frames(2);
+  ASSERT_EQ(app->interventions().size(), 1u);
+  EXPECT_NEAR(double(app->interventions()[0].at_ms), 14000.0, 300.0);
+  // Paused from 14 s, after A's release: nothing overlaps.
+  EXPECT_EQ(final_verdict(*app, "mutual_exclusion"), App::Verdict::State::holds);
+  Intervention longer = app->interventions()[0];
+  *longer.value("for") = 20000;
+  longer.at_ms = 3000;
+  ASSERT_TRUE(app->replace_intervention(0, longer));
+  EXPECT_EQ(app->interventions()[0].line, "pause A at 3000 for 20000");
+  ASSERT_TRUE(app->remove_intervention(0));
+  frames(1);
+  EXPECT_TRUE(app->interventions().empty());
+  ASSERT_TRUE(app->undo());
+  EXPECT_EQ(app->interventions()[0].line, "pause A at 3000 for 20000");
+  ASSERT_TRUE(app->undo());
+  EXPECT_NEAR(double(app->interventions()[0].at_ms), 14000.0, 300.0);
+  ASSERT_TRUE(app->undo());  // the drag, whole
+  EXPECT_EQ(app->interventions()[0].line, "pause A at 3000 for 15000");
+  ASSERT_TRUE(app->undo());
+  EXPECT_TRUE(app->interventions().empty());
+  EXPECT_FALSE(app->undo());
+  EXPECT_TRUE(app->can_redo());
+  // A line the engine refuses changes nothing.
+  Intervention bad = *iv;
+  bad.target = "nobody";
+  EXPECT_FALSE(app->add_intervention(with_line(bad)));
+  EXPECT_TRUE(app->interventions().empty());
+  EXPECT_NE(app->error().find("nobody"), std::string::npos) << app->error();
+}
+
+// A branch saved from the GUI reopens exactly: `redlab run BRANCH.json` and the GUI's open
+// path give the trace the GUI showed, byte for byte.
+TEST_F(GuiApp, WhatIfBranchSavedReopensTheSameTraceByteForByte) {
+  ASSERT_TRUE(app->open_scenario("ttl-double-holder")) << app->error();
+  app->variant()["watchdog"] = "on";
+  app->set_seed(3);
+  app->params()["work_ms"] = 13000;
+  ASSERT_TRUE(app->run(false)) << app->error();
+  std::string error;
+  for (const char* line : {"pause A at 3000 for 15000", "clock_jump redis at 20000 by 2000"}) {
+    auto iv = parse_intervention(*app->scenario(), line, &error);
+    ASSERT_TRUE(iv) << error;
+    ASSERT_TRUE(app->add_intervention(*iv)) << app->error();
+  }
+  frames(2);
+  const fs::path dir = out_dir();
+  const fs::path branch = dir / "what-if.json", gui_trace = dir / "what-if-gui-trace.json",
+                 cli_trace = dir / "what-if-cli-trace.json";
+  fs::remove(cli_trace);
+  ASSERT_TRUE(app->save_trace(gui_trace.string())) << app->error();
+  // Through the panel: its path field and its button.
+  WidgetRect path = app->widget("whatif_path");
+  ASSERT_TRUE(path.valid());
+  click(path.center());
+  FrameInput select;
+  select.mouse_pos = path.center();
+  select.select_all = true;
+  ASSERT_TRUE(host->frame(*app, &select));
+  FrameInput typing;
+  typing.mouse_pos = path.center();
+  typing.text = branch.string();
+  ASSERT_TRUE(host->frame(*app, &typing));
+  frames(1, path.center());
+  fs::remove(branch);
+  click(app->widget("whatif_save").center());
+  ASSERT_TRUE(fs::exists(branch)) << app->error();
+  const nlohmann::json saved = nlohmann::json::parse(read_text(branch));
+  EXPECT_EQ(saved["format"], "redlab-branch");
+  EXPECT_EQ(saved["scenario"], "ttl-double-holder");
+  EXPECT_EQ(saved["seed"], 3);
+  EXPECT_EQ(saved["variant"]["watchdog"], "on");
+  EXPECT_EQ(saved["params"]["work_ms"], 13000);
+  EXPECT_EQ(saved["interventions"].size(), 2u);
+
+  const std::string command = std::string("REDLAB_SCENARIOS=") + REDLAB_SOURCE_DIR + "/scenarios " +
+                              REDLAB_BINARY + " run " + branch.string() + " --trace " +
+                              cli_trace.string() + " > /dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  EXPECT_EQ(read_text(cli_trace), read_text(gui_trace));
+
+  app = std::make_unique<App>([] {
+    AppOptions o;
+    o.persist = false;
+    o.keep_progress = false;
+    return o;
+  }());
+  ASSERT_TRUE(app->open_path(branch.string())) << app->error();
+  frames(2);
+  EXPECT_EQ(app->interventions().size(), 2u);
+  EXPECT_GT(app->original_trace().size(), 0u);
+  EXPECT_EQ(trace_to_json(app->trace()), read_text(gui_trace));
+}
+
+// The what-if panel and its context menu in Russian and Czech, with an intervention of each
+// kind on the list: no English word of the GUI's own.
+TEST_F(GuiApp, WhatIfPanelInRussianAndCzechHasNoEnglishLeft) {
+  host->capture_text = true;
+  for (const char* code : {"ru", "cs"}) {
+    SCOPED_TRACE(code);
+    app->set_lang(code);
+    open_and_run_to_end("ttl-double-holder");
+    std::string error;
+    for (const char* line :
+         {"pause A at 3000 for 15000", "crash B at 4000 restart_after 1000", "disconnect C at 5000",
+          "latency C at 6000 by 100 for 500", "partition B on redis at 7000 for 200",
+          "clock_jump redis at 8000 by 10", "stall redis at 9000 for 50",
+          "restart redis at 24000"}) {
+      auto iv = parse_intervention(*app->scenario(), line, &error);
+      ASSERT_TRUE(iv) << error;
+      ASSERT_TRUE(app->add_intervention(*iv)) << app->error();
+    }
+    app->view().record_texts = true;
+    frames(2);
+    const std::set<std::string> allowed = allowed_words(*app, code);
+    std::string all = host->captured_text();
+    for (const std::string& t : app->view().last_draw.texts) all += "\n" + t;
+    EXPECT_NE(all.find(tr(S::wi_header, lang_of(code))), std::string::npos);
+    EXPECT_EQ(test_words::english_leaks(all, lang_of(code), allowed), std::vector<std::string>{})
+        << all;
+  }
+  host->capture_text = false;
+}
+
 // 1280x720, a projector's smallest: nothing cut off. The toolbar's controls are inside the
 // window and do not overlap; the pool's numbers, the keyspace's TTL and the playhead's time are
 // inside their panels.
@@ -2093,6 +2336,29 @@ TEST(GuiAppMain, BadInputExitsTwoAndWritesNothing) {
   fs::current_path(cwd);
   EXPECT_EQ(read_text(trace), before);
   EXPECT_EQ(read_text(scenario_copy), scenario_before);
+}
+
+// `redlab gui BRANCH.json` opens the branch (its run with the interventions, the original
+// faint under it) and pictures it; a bad branch file is one located line and exit 2.
+TEST(GuiAppMain, BranchFileOpensAndPictures) {
+  ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
+  const fs::path branch = out_dir() / "main-branch.json", png = out_dir() / "main-branch.png";
+  write_text(branch,
+             R"({"format": "redlab-branch", "version": 1, "scenario": "ttl-double-holder",)"
+             R"( "variant": {"watchdog": "on"}, "interventions": ["pause A at 3000 for 15000"]})");
+  fs::remove(png);
+  EXPECT_EQ(app::gui_main({branch.string(), "--screenshot", png.string(), "--at-ms", "16000"}), 0);
+  EXPECT_TRUE(fs::exists(png));
+  const fs::path bad = out_dir() / "main-bad-branch.json", bad_png = out_dir() / "bad.png";
+  write_text(bad, R"({"format": "redlab-branch", "version": 1, "scenario": 7})");
+  fs::remove(bad_png);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(app::gui_main({bad.string(), "--screenshot", bad_png.string()}), 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find(bad.string() + ":1:"), std::string::npos) << err;
+  EXPECT_NE(err.find("\"scenario\": expected a string"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_FALSE(fs::exists(bad_png));
 }
 
 TEST(GuiAppMain, NoDisplayIsAClearErrorNotACrash) {
