@@ -575,6 +575,9 @@ void App::draw_timeline(ImVec2 size) {
     if (auto it = meta.find("seed"); it != meta.end())
       head += "  ·  " + trf(S::seed_is, L, {it->second});
   }
+  if (!interventions_.empty() && source_kind_ == SourceKind::run)
+    head +=
+        "  ·  " + trf(S::wi_caption, L, {plural(int64_t(interventions_.size()), S::wi_plural, L)});
   std::string at = trf(S::playhead_of, L,
                        {seconds_words(view_.playhead_us, L), seconds_words(model_.end_us(), L)});
   if (running()) at += std::string("  ") + tr(S::running_dots, L);

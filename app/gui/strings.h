@@ -158,6 +158,8 @@ const char* lang_code(Lang lang);
   X(wi_w_restart, "{0}: restart {1}", "{0}: перезапуск {1}", "{0}: restart {1}") \
   X(wi_w_other, "{0}: {1}", "{0}: {1}", "{0}: {1}") \
   X(wi_ms, "{0} ms", "{0} мс", "{0} ms") \
+  X(wi_caption, "what-if: {0} (the original in faint grey)", "что, если: {0} (исходный прогон бледно-серым)", "co kdyby: {0} (původní běh bledě šedě)") \
+  X(wi_plural, "intervention|interventions", "вмешательство|вмешательства|вмешательств", "zásah|zásahy|zásahů") \
   /* ---- Verdicts ---- */ \
   X(word_violated, "VIOLATED", "НАРУШЕНО", "PORUŠENO") \
   X(word_holds, "holds", "выполнено", "platí") \

@@ -158,8 +158,8 @@ namespace {
 
 const ImU32 kMarkerColour = IM_COL32(110, 30, 160, 255);
 const ImU32 kMarkerText = IM_COL32(255, 255, 255, 255);
-const ImU32 kGhostFill = IM_COL32(70, 70, 95, 45);
-const ImU32 kGhostEdge = IM_COL32(70, 70, 95, 150);
+const ImU32 kGhostFill = IM_COL32(70, 70, 95, 55);
+const ImU32 kGhostEdge = IM_COL32(70, 70, 95, 170);
 const ImU32 kGhostViolation = IM_COL32(200, 40, 40, 120);
 
 std::vector<std::string> lines_of(const std::vector<Intervention>& list) {
