@@ -627,8 +627,9 @@ void App::draw_whatif_panel() {
     return;
   }
   if (interventions_.empty()) ImGui::TextDisabled("%s", tr(S::wi_none, L));
-  // The fields edit a copy; a value is applied (one undo step) when its field is left.
-  if (panel_edit_.size() != interventions_.size() || !ImGui::IsAnyItemActive())
+  // The fields edit a copy; a value is applied (one undo step) when its field is left. The
+  // copy follows the list except while one of its fields is being typed in.
+  if (panel_edit_.size() != interventions_.size() || dragging_ >= 0 || !ImGui::IsAnyItemActive())
     panel_edit_ = interventions_;
   std::optional<size_t> remove;
   std::optional<size_t> edited;

@@ -46,6 +46,8 @@ TEST(Strings, EveryEntryInEveryLanguageWithTheSameArgumentsAndItsPluralForms) {
       "menu_backend", "col_ttl",    "unit_ms",        "group_label",           "n_keys",
       "key_up_down",  "key_right",  "key_left",       "word_not_judged",       "backend_shown",
       "unit_s",       "in_use_now", "legend_restart", "file_export_chrome_tip"};
+  // The what-if words that Czech writes as English does ("server", "restart", "ms").
+  const std::set<std::string> same_in_czech = {"wi_server", "wi_w_restart", "wi_ms"};
   for (size_t i = 0; i < kStringCount; i++) {
     const S id = static_cast<S>(i);
     SCOPED_TRACE(string_id_name(id));
@@ -65,7 +67,9 @@ TEST(Strings, EveryEntryInEveryLanguageWithTheSameArgumentsAndItsPluralForms) {
       // A translation that is the English word for word was forgotten (unless it is a name).
       const bool letters =
           std::any_of(en.begin(), en.end(), [](char c) { return std::isalpha(c); });
-      if (letters && !same_ok.count(string_id_name(id)) && forms(en) == 1 && en.size() > 3) {
+      const bool same_here = same_ok.count(string_id_name(id)) ||
+                             (lang == Lang::cs && same_in_czech.count(string_id_name(id)));
+      if (letters && !same_here && forms(en) == 1 && en.size() > 3) {
         EXPECT_NE(other, en) << lang_code(lang);
       }
     }
