@@ -27,11 +27,14 @@ const Command kCommands[] = {
     {"gui",
      "  gui [SCENARIO|TRACE.json] [--backend B] [--seed N] [--set P=V]... [--variant N=V]...\n"
      "      [--lang en|ru|cs] [--presenter] [--reveal] [--exercise [--hints N] [--answer F.lua]]\n"
+     "      [--compare A.json B.json] [--sweep PARAM [--sweep-steps N] [--sweep-seeds S]]\n"
      "      [--screenshot FILE.png [--at-ms T] [--size WxH]]\n"
      "        the GUI; with --screenshot: render, write the PNG and exit. Only what has\n"
      "        happened up to the playhead is shown until its end (--reveal: everything);\n"
      "        --presenter: the projector layout (P or F5 toggles it, H lists the keys);\n"
-     "        --exercise: the exercise panel (N hints shown; F.lua in its editor, checked)\n",
+     "        --exercise: the exercise panel (N hints shown; F.lua in its editor, checked)\n"
+     "        --compare: two traces side by side, every difference listed (redlab diff's);\n"
+     "        --sweep: the sweep plot of PARAM over its range (pictured once it is done)\n",
      false},
     {"repl",
      "  repl [--backend fake|redis://HOST:PORT|valkey://HOST:PORT] [--echo] [--reply-timeout-ms "

@@ -1021,6 +1021,7 @@ void App::frame(float dt_s) {
   widgets_.clear();  // only what this frame draws can be clicked (presenter mode hides panels)
   poll_worker();
   poll_check();
+  poll_sweep();
   handle_keys();
   apply_ui_scale();
   advance_playhead(dt_s);
@@ -1082,6 +1083,8 @@ void App::frame(float dt_s) {
 
   ImGui::End();
   draw_exercise();
+  draw_compare();
+  draw_sweep();
   draw_help();
 }
 

@@ -43,7 +43,9 @@
 #include "app/backend.h"
 #include "app/branch.h"
 #include "app/grade.h"
+#include "app/gui/compare_view.h"
 #include "app/gui/strings.h"
+#include "app/gui/sweep_panel.h"
 #include "app/gui/timeline_model.h"
 #include "app/gui/timeline_view.h"
 #include "app/gui/verdict_words.h"
@@ -336,6 +338,47 @@ class App {
   const Trace& original_trace() const { return original_trace_; }
   const TimelineModel& original_model() const { return original_model_; }
 
+  // ---- Two runs compared (compare_view.cpp) ----
+  // Opens the view on the run shown (A), B's choices set to A's. False without a run.
+  bool open_compare();
+  // A (the run shown) against B: the current scenario with these choices on the fake, or a
+  // saved trace; or two trace files. Each compares with trace_diff; false and error() on failure.
+  bool compare_with_run(const std::map<std::string, std::string>& variant,
+                        const std::map<std::string, int64_t>& params, uint64_t seed);
+  bool compare_with_file(const std::string& path);
+  bool compare_files(const std::string& a_path, const std::string& b_path);
+  void close_compare() { compare_.open = false; }
+  bool compare_open() const { return compare_.open; }
+  // What the view compares: the differences, each side's trace (on the scenario's axis; nullptr
+  // before a comparison) and the view's shared playhead.
+  const TraceDiff& compare_diff() const { return compare_.diff; }
+  const Trace* compare_trace(bool b) const;
+  TimeUs compare_playhead_us() const { return compare_.playhead_us; }
+  int64_t selected_difference() const { return compare_.selected; }
+  // The playhead to difference i (a verdict: the first violation of its check), its events
+  // selected on both sides.
+  void select_difference(size_t i);
+
+  // ---- A parameter swept (sweep_panel.cpp) ----
+  // Opens the panel for the current scenario (false if it has no parameter).
+  bool open_sweep();
+  void close_sweep() { sweep_.open = false; }
+  bool sweep_open() const { return sweep_.open; }
+  // The panel's fields: the parameter, its range, the points and the seeds.
+  app::SweepRequest& sweep_request() { return sweep_.request; }
+  // Starts run_sweep on a worker thread (the fake backend, the current variants and other
+  // parameters). False (and the reason shown) if the request does not fit the scenario.
+  bool start_sweep();
+  void cancel_sweep();
+  bool sweeping() const { return sweep_.job != nullptr; }
+  std::pair<int64_t, int64_t> sweep_progress() const;  // runs done, of how many
+  const std::optional<app::SweepResult>& sweep_result() const { return sweep_.result; }
+  const std::string& sweep_error() const { return sweep_.error; }
+  // The run behind a point, on the timeline: the parameter at the point's value and the first
+  // seed where `check` was violated there (check "": where the expectation was not met), else
+  // seed 1; the playhead at that check's first violation. The panel closes.
+  bool open_sweep_point(size_t point, const std::string& check);
+
   // ---- Per frame ----
   // Between ImGui::NewFrame and ImGui::Render: takes in live events, moves the playhead by
   // dt_s at the chosen speed and draws every panel.
@@ -508,6 +551,15 @@ class App {
   void draw_keyspace();
   void draw_pool_stats();
   void draw_slowlog();
+  // The compare view and the sweep panel (compare_view.cpp, sweep_panel.cpp).
+  void draw_compare();
+  void draw_compare_side(CompareSide& side, bool is_b, ImVec2 size);
+  std::string difference_words(const TraceDifference& d) const;
+  bool compare_with(Trace b, const std::string& b_file);
+  void draw_sweep();
+  void poll_sweep();
+  CompareState compare_;
+  SweepState sweep_;
   bool splitter(const char* id, bool vertical, float* fraction, float total_px, float min_fraction,
                 float max_fraction, ImVec2 size);
 

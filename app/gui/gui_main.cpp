@@ -1,6 +1,7 @@
 // `redlab gui [SCENARIO|TRACE.json] [--screenshot FILE.png] [--at-ms T] [--size WxH]
 //             [--lang L] [--seed N] [--set P=V] [--variant N=V] [--backend B] [--presenter]
-//             [--reveal] [--exercise] [--hints N] [--answer FILE.lua]`
+//             [--reveal] [--exercise] [--hints N] [--answer FILE.lua]
+//             [--compare A.json B.json] [--sweep PARAM [--sweep-steps N] [--sweep-seeds S]]`
 // Every option takes its value as the next argument or after '=' (`--at-ms=16000`), like
 // the other subcommands.
 //
@@ -51,6 +52,10 @@ struct GuiArgs {
   bool exercise = false;
   int64_t hints = 0;
   std::string answer;
+  // The lab: two trace files compared; a parameter swept (swept before the picture).
+  std::vector<std::string> compare;
+  std::string sweep;
+  std::optional<int64_t> sweep_steps, sweep_seeds;
 };
 
 struct BadInput {
@@ -130,6 +135,18 @@ GuiArgs parse_args(const std::vector<std::string>& args) {
       g.answer = value();
       if (g.answer.empty()) throw BadInput{"--answer needs a file name"};
       g.exercise = true;
+    } else if (a == "--compare") {
+      if (inline_value) throw BadInput{"--compare takes two trace files: --compare A.json B.json"};
+      if (i + 2 >= args.size()) throw BadInput{"--compare needs two trace files: A.json B.json"};
+      g.compare = {args[i + 1], args[i + 2]};
+      i += 2;
+    } else if (a == "--sweep") {
+      g.sweep = value();
+    } else if (a == "--sweep-steps" || a == "--sweep-seeds") {
+      std::string v = value();
+      auto n = scenario::parse_int(v);
+      if (!n || *n < 1) throw BadInput{a + " " + v + ": expected an integer, 1 or more"};
+      (a == "--sweep-steps" ? g.sweep_steps : g.sweep_seeds) = *n;
     } else if (a == "--presenter" || a == "--reveal") {
       if (inline_value) throw BadInput{a + " takes no value"};
       (a == "--presenter" ? g.presenter : g.reveal) = true;
@@ -174,6 +191,15 @@ int gui_main_checked(const std::vector<std::string>& args) {
   app.set_reveal(g.reveal);
 
   bool replay = false, branch = false;
+  if (!g.compare.empty()) {
+    if (!g.input.empty())
+      throw BadInput{"--compare names both runs; drop '" + g.input + "' (or compare it with B)"};
+    for (const std::string& path : g.compare)
+      if (screenshot && same_file(g.screenshot, path))
+        throw BadInput{"--screenshot " + g.screenshot + " is the input file " + path +
+                       ": give the picture another name"};
+    g.input = g.compare[0];  // A is shown on the timeline too
+  }
   if (!g.input.empty()) {
     replay = gui::looks_like_trace(g.input);
     // A what-if branch (app/branch.h): a regular file, read once to tell and once to open.
@@ -211,6 +237,21 @@ int gui_main_checked(const std::vector<std::string>& args) {
     app.seek(*g.at_ms * kUsPerMs);
     app.pause();
   }
+  if (!g.compare.empty() && !app.compare_files(g.compare[0], g.compare[1]))
+    throw BadInput{app.error()};
+  if (!g.sweep.empty()) {
+    if (!app.open_sweep()) throw BadInput{app.error()};
+    const scenario::Param* p = app.scenario()->param(g.sweep);
+    if (!p)
+      throw BadInput{"--sweep " + g.sweep + ": " + app.scenario()->id + " has no such parameter"};
+    app::SweepRequest& rq = app.sweep_request();
+    rq.param = p->name;
+    rq.from = p->min;
+    rq.to = p->max;
+    rq.steps = g.sweep_steps.value_or(std::min<int64_t>(21, p->max - p->min + 1));
+    rq.seeds = g.sweep_seeds.value_or(10);
+    if (!app.start_sweep()) throw BadInput{"--sweep: " + app.sweep_error()};
+  }
   std::string answer_text;
   if (g.exercise) {
     if (replay) throw BadInput{"--exercise: " + g.input + " is a saved trace (give a scenario)"};
@@ -244,7 +285,7 @@ int gui_main_checked(const std::vector<std::string>& args) {
     gui::FrameInput still;  // no mouse, no time passing: the picture shows the chosen moment
     still.dt_s = 1.0f / 60;
     // A check of --answer is pictured with its verdict (a fake grade: seconds at most).
-    while (app.checking())
+    while (app.checking() || app.sweeping())
       if (!host->frame(app, &still)) throw BadInput{"the window was closed"};
     // A live run on a real backend is pictured when it has ended, like a fake run (bounded:
     // a run ends by its duration and its timeouts; this only guards against a bug).

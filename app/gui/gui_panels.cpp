@@ -338,6 +338,16 @@ void App::draw_top_bar() {
     record("exercise");
     help_marker(tr(S::exercise_button_tip, L));
   }
+  // The lab: this run against another, and a parameter swept (their own windows).
+  flow(button_px(tr(S::cmp_button, L)) + button_px(tr(S::sw_button, L)) + style.ItemSpacing.x,
+       gap_px);
+  if (ImGui::Button((std::string(tr(S::cmp_button, L)) + "###compare").c_str())) open_compare();
+  record("compare");
+  help_marker(tr(S::cmp_button_tip, L));
+  ImGui::SameLine();
+  if (ImGui::Button((std::string(tr(S::sw_button, L)) + "###sweep").c_str())) open_sweep();
+  record("sweep");
+  help_marker(tr(S::sw_button_tip, L));
 
   // The slider shows the value in the language's words ("1,5×"): a format with no printf
   // directive is drawn as it is ('%' doubled), and typing a value in (Ctrl+click) is off.

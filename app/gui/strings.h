@@ -532,6 +532,73 @@ const char* lang_code(Lang lang);
   X(v_key_absent_label, "{0} is absent, not {1}", "{0} нет, а ожидалось {1}", "{0} chybí, očekáváno {1}") \
   X(v_wait_ok, "no command waited long behind other clients' commands", "ни одна команда не ждала долго за командами других клиентов", "žádný příkaz nečekal dlouho za příkazy jiných klientů") \
   X(v_generic_label, "{0} violated", "{0}: нарушение", "{0}: porušení") \
+  /* ---- Compare two runs (compare_view.cpp) ---- */ \
+  X(cmp_button, "Compare...", "Сравнить...", "Porovnat...") \
+  X(cmp_button_tip, "Compare this run with another: another variant, another seed or a saved trace, on one time axis with every difference listed.", "Сравнить этот прогон с другим: другой вариант, другое зерно или сохранённая трасса — на одной оси времени, со списком всех различий.", "Porovnat tento běh s jiným: jiná varianta, jiné semínko nebo uložený záznam, na jedné časové ose se seznamem všech rozdílů.") \
+  X(cmp_title, "Two runs compared", "Сравнение двух прогонов", "Porovnání dvou běhů") \
+  X(cmp_side_run, "{0}: {1}, {2}", "{0}: {1}, {2}", "{0}: {1}, {2}") \
+  X(cmp_side_file, "{0}: the file {1}", "{0}: файл {1}", "{0}: soubor {1}") \
+  X(cmp_b_with, "B: the same scenario with", "B: тот же сценарий, но", "B: týž scénář, ale") \
+  X(cmp_compare, "Compare", "Сравнить", "Porovnat") \
+  X(cmp_compare_tip, "Run B (fake Redis) and compare it with A.", "Выполнить прогон B (имитация Redis) и сравнить его с A.", "Spustit běh B (simulovaný Redis) a porovnat ho s A.") \
+  X(cmp_or_file, "or B from a saved trace:", "или B из сохранённой трассы:", "nebo B z uloženého záznamu:") \
+  X(cmp_open_file, "Compare with the file", "Сравнить с файлом", "Porovnat se souborem") \
+  X(cmp_close, "Close", "Закрыть", "Zavřít") \
+  X(cmp_verdicts_same, "Verdicts: the same in both runs.", "Вердикты в обоих прогонах одинаковы.", "Verdikty jsou v obou bězích stejné.") \
+  X(cmp_verdict_flip, "{0}: in A {1}, in B {2}", "{0}: в A — {1}, в B — {2}", "{0}: v A {1}, v B {2}") \
+  X(cmp_word_violated, "violated ({0})", "нарушено ({0})", "porušeno ({0})") \
+  X(cmp_word_holds, "holds", "выполнено", "platí") \
+  X(cmp_word_not_judged, "not judged", "не оценено", "neposouzeno") \
+  X(cmp_word_not_checked, "not checked", "не проверялось", "nekontrolováno") \
+  X(cmp_expectation, "the scenario's expectation", "ожидание сценария", "očekávání scénáře") \
+  X(cmp_word_met, "met", "выполнено", "splněno") \
+  X(cmp_word_not_met, "not met", "не выполнено", "nesplněno") \
+  X(cmp_first_divergence, "The runs part at {0}: {1}", "Прогоны расходятся в {0}: {1}", "Běhy se rozcházejí v {0}: {1}") \
+  X(cmp_first_divergence_mark, "runs part", "расхождение", "rozchod") \
+  X(cmp_no_divergence, "No event differs.", "Ни одно событие не отличается.", "Žádná událost se neliší.") \
+  X(cmp_counts, "Differences: {0} only in A, {1} only in B, {2} in their values, {3} in timing beyond {4}; {5} events aligned.", "Различия: только в A — {0}, только в B — {1}, в значениях — {2}, во времени больше чем на {4} — {3}; сопоставлено событий: {5}.", "Rozdíly: jen v A {0}, jen v B {1}, v hodnotách {2}, v čase o víc než {4} {3}; spárováno událostí: {5}.") \
+  X(cmp_not_compared, "Not compared (only {0} records them): {1}", "Не сравнивались (их записывает только {0}): {1}", "Neporovnáno (zaznamenává je jen {0}): {1}") \
+  X(cmp_only_in, "only in {0}", "только в {0}", "jen v {0}") \
+  X(cmp_differs, "differs", "отличается", "liší se") \
+  X(cmp_timing, "later or earlier", "раньше или позже", "dřív nebo později") \
+  X(cmp_verdict_tag, "verdict", "вердикт", "verdikt") \
+  X(cmp_event_of, "{0}'s {1}", "у {0}: {1}", "u {0}: {1}") \
+  X(cmp_the_run, "the run", "прогон", "běh") \
+  X(cmp_step, "step {0}", "шаг {0}", "krok {0}") \
+  X(cmp_field_values, "{0}: {1} / {2}", "{0}: {1} / {2}", "{0}: {1} / {2}") \
+  X(cmp_none, "(none)", "(нет)", "(žádné)") \
+  X(cmp_times, "at {0} / {1}", "в {0} / {1}", "v {0} / {1}") \
+  X(cmp_differences_list, "Every difference (click one: the playhead goes there)", "Все различия (щелчок — курсор туда)", "Všechny rozdíly (kliknutím na něj tam přejde ukazatel)") \
+  X(cmp_more, "... and {0} more", "... и ещё {0}", "... a dalších {0}") \
+  X(cmp_need_run, "run the scenario first: A is the run shown", "сначала выполните сценарий: A — это показанный прогон", "nejdřív spusťte scénář: A je zobrazený běh") \
+  X(cmp_not_a_trace, "{0}: not a trace ({1})", "{0}: это не трасса ({1})", "{0}: není to záznam ({1})") \
+  /* ---- Sweep a parameter (sweep_panel.cpp) ---- */ \
+  X(sw_button, "Sweep...", "Перебор...", "Průchod...") \
+  X(sw_button_tip, "Run the scenario over a range of one parameter and many seeds, and see where each check starts to fail.", "Прогнать сценарий по диапазону одного параметра на многих зёрнах и увидеть, где каждая проверка начинает нарушаться.", "Spustit scénář přes rozsah jednoho parametru a mnoho semínek a uvidět, kde která kontrola začne selhávat.") \
+  X(sw_title, "Sweep: {0}", "Перебор: {0}", "Průchod: {0}") \
+  X(sw_no_params, "This scenario has no parameter to sweep.", "У этого сценария нет параметров для перебора.", "Tento scénář nemá parametr k průchodu.") \
+  X(sw_param, "parameter", "параметр", "parametr") \
+  X(sw_from, "from", "от", "od") \
+  X(sw_to, "to", "до", "do") \
+  X(sw_steps, "points", "точек", "bodů") \
+  X(sw_seeds, "seeds per point", "зёрен на точку", "semínek na bod") \
+  X(sw_start, "Run the sweep", "Запустить перебор", "Spustit průchod") \
+  X(sw_start_tip, "{0} runs on the fake Redis, in the background.", "Прогонов на имитации Redis: {0}, в фоне.", "Běhů na simulovaném Redisu: {0}, na pozadí.") \
+  X(sw_running, "Running: {0} of {1} runs", "Выполняется: {0} из {1} прогонов", "Běží: {0} z {1} běhů") \
+  X(sw_cancel, "Cancel", "Отмена", "Zrušit") \
+  X(sw_cancelled, "Cancelled: {0} of {1} runs done; the points not finished are left empty.", "Отменено: выполнено {0} из {1} прогонов; незавершённые точки пусты.", "Zrušeno: hotovo {0} z {1} běhů; nedokončené body zůstaly prázdné.") \
+  X(sw_done, "{0} runs: seeds 1..{1} at each of {2} values of {3}.", "Прогонов: {0} — зёрна 1..{1} в каждом из {2} значений параметра «{3}».", "Běhů: {0}, semínka 1..{1} v každé z {2} hodnot parametru „{3}“.") \
+  X(sw_error, "The sweep could not run: {0}", "Перебор не удалось выполнить: {0}", "Průchod nešlo provést: {0}") \
+  X(sw_how_to_read, "Each row is a check, each mark a value of the parameter: the redder, the more seeds violated it there. Click a mark to open that run.", "Каждая строка — проверка, каждая метка — значение параметра: чем краснее, тем больше зёрен её нарушили. Щелчок по метке открывает этот прогон.", "Každý řádek je kontrola, každá značka hodnota parametru: čím červenější, tím víc semínek ji tam porušilo. Kliknutím na značku se ten běh otevře.") \
+  X(sw_expectation_row, "expected outcome", "ожидаемый исход", "očekávaný výsledek") \
+  X(sw_point_tip, "{0} = {1}: violated in {2} of {3} seeds", "{0} = {1}: нарушено на {2} из {3} зёрен", "{0} = {1}: porušeno na {2} z {3} semínek") \
+  X(sw_point_unmet_tip, "{0} = {1}: the expectation not met in {2} of {3} seeds", "{0} = {1}: ожидание не выполнено на {2} из {3} зёрен", "{0} = {1}: očekávání nesplněno na {2} z {3} semínek") \
+  X(sw_point_open, "Click: open seed {0} with {1} = {2}", "Щелчок: открыть зерно {0} при {1} = {2}", "Kliknutí: otevřít semínko {0} při {1} = {2}") \
+  X(sw_point_unfinished, "not run (cancelled)", "не выполнено (отменено)", "neproběhlo (zrušeno)") \
+  X(sw_legend_none, "no seed", "ни одного зерна", "žádné semínko") \
+  X(sw_legend_all, "every seed", "все зёрна", "všechna semínka") \
+  X(sw_legend_not_judged, "not judged", "не оценено", "neposouzeno") \
+  X(sw_legend_unmet, "expectation not met", "ожидание не выполнено", "očekávání nesplněno") \
   /* ---- The exercise panel ---- */ \
   X(exercise_button, "Exercise", "Упражнение", "Cvičení") \
   X(exercise_button_tip, "This scenario's exercise: a task to solve, hints, and a check of your answer.", "Упражнение этого сценария: задача, подсказки и проверка вашего ответа.", "Cvičení tohoto scénáře: úkol, nápovědy a kontrola vaší odpovědi.") \

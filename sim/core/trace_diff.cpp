@@ -151,8 +151,8 @@ bool same_text(const std::string& x, double scale_x, const std::string& y, doubl
 }
 
 // "reply (integer) 1 / (integer) 0": the first compared field that differs, or "".
-std::string field_difference(const Side& a, const TraceEvent& x, const Side& b,
-                             const TraceEvent& y) {
+std::string field_difference(const Side& a, const TraceEvent& x, const Side& b, const TraceEvent& y,
+                             std::optional<F>* which) {
   auto value_text = [](const Side& s, const TraceField& f) -> std::string {
     if (const auto* n = std::get_if<int64_t>(&f.value)) return std::to_string(*n);
     if (const auto* t = std::get_if<std::string>(&f.value)) return s.rename(*t);
@@ -169,12 +169,13 @@ std::string field_difference(const Side& a, const TraceEvent& x, const Side& b,
   for (const auto& [key, value] : xs) {
     auto it = ys.find(key);
     std::string name(field_info(key).name);
-    if (it == ys.end()) return name + " " + value + " / (none)";
+    if (it == ys.end()) return *which = key, name + " " + value + " / (none)";
     if (!same_text(value, a.scale, it->second, b.scale))
-      return name + " " + value + " / " + it->second;
+      return *which = key, name + " " + value + " / " + it->second;
   }
   for (const auto& [key, value] : ys)
-    if (!xs.count(key)) return std::string(field_info(key).name) + " (none) / " + value;
+    if (!xs.count(key))
+      return *which = key, std::string(field_info(key).name) + " (none) / " + value;
   return "";
 }
 
@@ -220,6 +221,15 @@ TraceDiff diff_traces(const Trace& ta, const Trace& tb, const TraceDiffOptions& 
   Side a = prepare(ta), b = prepare(tb);
   std::vector<TraceDifference> events;
   auto add = [&](TraceDifference x) { events.push_back(std::move(x)); };
+  auto make = [](TraceDifference::Kind kind, TimeUs at_us, size_t x, size_t y, std::string what) {
+    TraceDifference d;
+    d.kind = kind;
+    d.at_us = at_us;
+    d.a = x;
+    d.b = y;
+    d.what = std::move(what);
+    return d;
+  };
 
   // ---- Verdicts, from the one reader ----
   TraceIndex ia(ta), ib(tb);
@@ -248,6 +258,7 @@ TraceDiff diff_traces(const Trace& ta, const Trace& tb, const TraceDiffOptions& 
     v.at_us = ia.end_us();
     v.what = name + ": " + (x ? verdict_word(*x) : "not checked") + " / " +
              (y ? verdict_word(*y) : "not checked");
+    v.check = name;
     verdicts.push_back(std::move(v));
   }
   if (ia.expectation_met() && ib.expectation_met() &&
@@ -279,32 +290,36 @@ TraceDiff diff_traces(const Trace& ta, const Trace& tb, const TraceDiffOptions& 
       // A connection's HELLO reply carries the server's id for the connection, which is the
       // server's own numbering, not part of the story.
       bool hello = answers_hello(ia, x) && answers_hello(ib, y);
-      std::string field = hello ? std::string() : field_difference(a, x, b, y);
-      if (!field.empty())
-        add({TraceDifference::Kind::value, a.time(xs[k]), xs[k], ys[k],
-             describe(a, x) + ": " + field});
+      std::optional<F> which;
+      std::string field = hello ? std::string() : field_difference(a, x, b, y, &which);
+      if (!field.empty()) {
+        TraceDifference v = make(TraceDifference::Kind::value, a.time(xs[k]), xs[k], ys[k],
+                                 describe(a, x) + ": " + field);
+        v.field = which;
+        add(std::move(v));
+      }
       TimeUs gap = a.time(xs[k]) - b.time(ys[k]);
       if (std::llabs(gap) > options.tolerance_us)
-        add({TraceDifference::Kind::timing, a.time(xs[k]), xs[k], ys[k],
-             describe(a, x) + ": at " + seconds_text(a.time(xs[k])) + " / " +
-                 seconds_text(b.time(ys[k])) + " (B " + (gap < 0 ? "+" : "-") +
-                 millis_text(std::llabs(gap)) + ")"});
+        add(make(TraceDifference::Kind::timing, a.time(xs[k]), xs[k], ys[k],
+                 describe(a, x) + ": at " + seconds_text(a.time(xs[k])) + " / " +
+                     seconds_text(b.time(ys[k])) + " (B " + (gap < 0 ? "+" : "-") +
+                     millis_text(std::llabs(gap)) + ")"));
     }
     for (size_t k = both; k < xs.size(); k++)
       if (compared(ta.events()[xs[k]]))
-        add({TraceDifference::Kind::only_in_a, a.time(xs[k]), xs[k], kNoEvent,
-             describe(a, ta.events()[xs[k]])});
+        add(make(TraceDifference::Kind::only_in_a, a.time(xs[k]), xs[k], kNoEvent,
+                 describe(a, ta.events()[xs[k]])));
     for (size_t k = both; k < ys.size(); k++)
       if (compared(tb.events()[ys[k]]))
-        add({TraceDifference::Kind::only_in_b, b.time(ys[k]), kNoEvent, ys[k],
-             describe(b, tb.events()[ys[k]])});
+        add(make(TraceDifference::Kind::only_in_b, b.time(ys[k]), kNoEvent, ys[k],
+                 describe(b, tb.events()[ys[k]])));
   }
   for (const auto& [id, ys] : b.by_identity) {
     if (a.by_identity.count(id)) continue;
     for (size_t y : ys)
       if (compared(tb.events()[y]))
-        add({TraceDifference::Kind::only_in_b, b.time(y), kNoEvent, y,
-             describe(b, tb.events()[y])});
+        add(make(TraceDifference::Kind::only_in_b, b.time(y), kNoEvent, y,
+                 describe(b, tb.events()[y])));
   }
   // By time, then by the events' positions, so the order does not depend on the map's.
   std::stable_sort(events.begin(), events.end(), [](const auto& x, const auto& y) {

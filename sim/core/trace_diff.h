@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct TraceDifference {
   size_t a = static_cast<size_t>(-1);  // the event in A, if any
   size_t b = static_cast<size_t>(-1);  // the event in B, if any
   std::string what;                    // one line for people
+  // Typed, for a screen that words it in another language: a verdict's check ("" for the
+  // expectation), and for a value difference the first compared field that differs.
+  std::string check;
+  std::optional<F> field;
 };
 
 struct TraceDiff {
