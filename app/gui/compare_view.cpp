@@ -41,7 +41,9 @@ bool time_field(F f) {
 
 // At most max_bytes of `s` (cut at a character's start), "…" where it was cut. Not
 // trace_excerpt: its "(N bytes)" is English.
-std::string elided(const std::string& s, size_t max_bytes = 60) {
+std::string elided(std::string s, size_t max_bytes = 60) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';  // one line per difference
   if (s.size() <= max_bytes) return s;
   size_t cut = max_bytes;
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) cut--;
@@ -353,7 +355,7 @@ void App::draw_compare_side(CompareSide& side, bool is_b, ImVec2 size) {
   // Which run this is, in one line (a screenshot explains itself).
   std::string label;
   const char* letter = is_b ? "B" : "A";
-  if (!side.file.empty()) {
+  if (side.trace.meta_or("scenario").empty()) {
     label = trf(S::cmp_side_file, L, {letter, side.file});
   } else {
     std::string choices = side.trace.meta_or("scenario");
@@ -366,6 +368,11 @@ void App::draw_compare_side(CompareSide& side, bool is_b, ImVec2 size) {
       }
     label = trf(S::cmp_side_run, L,
                 {letter, choices, trf(S::seed_is, L, {side.trace.meta_or("seed")})});
+    // Fake against real: which server the run was on.
+    if (const std::string backend = side.trace.meta_or("backend");
+        !backend.empty() && backend != "fake")
+      label += ", " + trf(S::backend_shown, L, {backend});
+    if (!side.file.empty()) label += "  (" + side.file + ")";
   }
   ImGui::TextUnformatted(label.c_str());
   v.draw(side.model, side.trace, ImVec2(0, 0));

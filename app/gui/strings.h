@@ -562,7 +562,7 @@ const char* lang_code(Lang lang);
   X(cmp_differs, "differs", "отличается", "liší se") \
   X(cmp_timing, "later or earlier", "раньше или позже", "dřív nebo později") \
   X(cmp_verdict_tag, "verdict", "вердикт", "verdikt") \
-  X(cmp_event_of, "{0}'s {1}", "у {0}: {1}", "u {0}: {1}") \
+  X(cmp_event_of, "[{0}] {1}", "[{0}] {1}", "[{0}] {1}") \
   X(cmp_the_run, "the run", "прогон", "běh") \
   X(cmp_step, "step {0}", "шаг {0}", "krok {0}") \
   X(cmp_field_values, "{0}: {1} / {2}", "{0}: {1} / {2}", "{0}: {1} / {2}") \

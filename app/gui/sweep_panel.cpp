@@ -182,8 +182,9 @@ void App::draw_sweep() {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(tr(S::sw_param, L));
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(220);
   const std::string shown = param ? param->label.get(lang_) : rq.param;
+  ImGui::SetNextItemWidth(std::clamp(
+      ImGui::CalcTextSize(shown.c_str()).x + ImGui::GetFrameHeight() + 16, 160.0f, 480.0f));
   if (ImGui::BeginCombo("###sw_param", (shown.empty() ? rq.param : shown).c_str())) {
     for (const scenario::Param& p : scenario_->params) {
       const std::string label = p.label.get(lang_).empty() ? p.name : p.label.get(lang_);
@@ -254,11 +255,23 @@ void App::draw_sweep() {
     ImGui::TextColored(
         kBad, "%s",
         trf(S::sw_cancelled, L, {std::to_string(result.runs), std::to_string(total_runs)}).c_str());
-  else
-    ImGui::TextUnformatted(trf(S::sw_done, L,
-                               {std::to_string(result.runs), std::to_string(done_rq.seeds),
-                                std::to_string(done_rq.steps), param_words})
+  else {
+    // With which variants (the scenario's words): what the plot is of.
+    std::string choices;
+    for (const scenario::Variant& var : scenario_->variants) {
+      auto chosen = done_rq.base.variant.find(var.name);
+      const std::string value = chosen == done_rq.base.variant.end() ? var.def : chosen->second;
+      auto it = var.value_labels.find(value);
+      std::string words = it == var.value_labels.end() ? value : it->second.get(lang_);
+      choices += (choices.empty() ? "" : ", ") + var.label.get(lang_) + ": " +
+                 (words.empty() ? value : words);
+    }
+    ImGui::TextUnformatted((trf(S::sw_done, L,
+                                {std::to_string(result.runs), std::to_string(done_rq.seeds),
+                                 std::to_string(done_rq.steps), param_words}) +
+                            (choices.empty() ? "" : "  (" + choices + ")"))
                                .c_str());
+  }
   record("sw_summary");
   ImGui::PushTextWrapPos(0);
   ImGui::TextColored(kMuted, "%s", tr(S::sw_how_to_read, L));
