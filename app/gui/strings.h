@@ -560,7 +560,7 @@ const char* lang_code(Lang lang);
   X(cmp_not_compared, "Not compared (only {0} records them): {1}", "Не сравнивались (их записывает только {0}): {1}", "Neporovnáno (zaznamenává je jen {0}): {1}") \
   X(cmp_only_in, "only in {0}", "только в {0}", "jen v {0}") \
   X(cmp_differs, "differs", "отличается", "liší se") \
-  X(cmp_timing, "later or earlier", "раньше или позже", "dřív nebo později") \
+  X(cmp_timing, "at another time", "раньше или позже", "dřív nebo později") \
   X(cmp_verdict_tag, "verdict", "вердикт", "verdikt") \
   X(cmp_event_of, "[{0}] {1}", "[{0}] {1}", "[{0}] {1}") \
   X(cmp_the_run, "the run", "прогон", "běh") \
@@ -586,7 +586,7 @@ const char* lang_code(Lang lang);
   X(sw_start_tip, "{0} runs on the fake Redis, in the background.", "Прогонов на имитации Redis: {0}, в фоне.", "Běhů na simulovaném Redisu: {0}, na pozadí.") \
   X(sw_running, "Running: {0} of {1} runs", "Выполняется: {0} из {1} прогонов", "Běží: {0} z {1} běhů") \
   X(sw_cancel, "Cancel", "Отмена", "Zrušit") \
-  X(sw_cancelled, "Cancelled: {0} of {1} runs done; the points not finished are left empty.", "Отменено: выполнено {0} из {1} прогонов; незавершённые точки пусты.", "Zrušeno: hotovo {0} z {1} běhů; nedokončené body zůstaly prázdné.") \
+  X(sw_cancelled, "Cancelled after {0} of {1} runs; the points not finished are left empty.", "Отменено: выполнено {0} из {1} прогонов; незавершённые точки пусты.", "Zrušeno: hotovo {0} z {1} běhů; nedokončené body zůstaly prázdné.") \
   X(sw_done, "{0} runs: seeds 1..{1} at each of {2} values of {3}.", "Прогонов: {0} — зёрна 1..{1} в каждом из {2} значений параметра «{3}».", "Běhů: {0}, semínka 1..{1} v každé z {2} hodnot parametru „{3}“.") \
   X(sw_error, "The sweep could not run: {0}", "Перебор не удалось выполнить: {0}", "Průchod nešlo provést: {0}") \
   X(sw_how_to_read, "Each row is a check, each mark a value of the parameter: the redder, the more seeds violated it there. Click a mark to open that run.", "Каждая строка — проверка, каждая метка — значение параметра: чем краснее, тем больше зёрен её нарушили. Щелчок по метке открывает этот прогон.", "Každý řádek je kontrola, každá značka hodnota parametru: čím červenější, tím víc semínek ji tam porušilo. Kliknutím na značku se ten běh otevře.") \
