@@ -1045,6 +1045,19 @@ void App::draw_keyspace() {
     return;
   }
   for (auto& [server, observed, keys] : keyspace_) {
+    // A primary a failover took down holds nothing anyone can read: its keys are not shown
+    // as if it still served them.
+    const TimeUs down_us = model_.index().failed_over_at(server);
+    if (down_us >= 0 && view_.playhead_us >= down_us) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(
+          kMutedColour, "%s",
+          trf(S::failed_over_keys, L,
+              {server, time_words(down_us, L), model_.index().failed_over_to(server)})
+              .c_str());
+      ImGui::PopTextWrapPos();
+      continue;
+    }
     if (!observed) {
       ImGui::TextUnformatted(trf(S::not_observed, L, {server}).c_str());
       ImGui::PushTextWrapPos(0);

@@ -906,7 +906,8 @@ void key_final_facts(const ViolationRegion& v, const CheckInfo& info, const Trac
       final_event = &ix.event(i);
   if (!final_event || key.empty()) return;
   const TraceEvent& e = *final_event;
-  const std::string server(e.str_or(F::server));
+  // The server read at the end: after a failover, the replica the name led to (F::host).
+  const std::string server(e.str_or(F::host, e.str_or(F::server)));
   const std::string type(e.str_or(F::type));
   f.s = {key, server, want};
   if (type.empty()) {

@@ -53,6 +53,7 @@ enum class K : uint8_t {
   clock,
   key,
   dial,
+  failover,
   violation,
   check,
   expectation
@@ -69,6 +70,7 @@ K role_of(std::string_view kind) {
       {"key_del", K::key},
       {"key_expired", K::key},
       {"dial", K::dial},
+      {"repl_failover", K::failover},
       {"violation", K::violation},
       {"check", K::check},
       {"expectation", K::expectation}};
@@ -174,6 +176,15 @@ void TraceIndex::consume(size_t i) {
     s.changes.push_back(std::move(c));
     s.key_events.push_back(i);
     if (s.changes.size() % kCheckpointEvery == 0) s.checkpoints.push_back(s.current);
+    return;
+  }
+  if (k == K::failover) {
+    // The network's record of a failover: host (the old primary) is down for good.
+    auto it = server_info_.find(e.str_or(F::host));
+    if (it == server_info_.end()) return;
+    it->second.down_event = i;
+    it->second.down_us = e.time_us;
+    it->second.led_to = std::string(e.str_or(F::server));
     return;
   }
   if (k == K::dial) {
@@ -327,6 +338,7 @@ std::vector<KeyState> TraceIndex::keyspace_at(const std::string& server, TimeUs 
   auto it = server_info_.find(server);
   if (it == server_info_.end()) return {};
   const ServerInfo& s = it->second;
+  if (s.down_us >= 0 && t >= s.down_us) return {};
   auto after = std::upper_bound(s.changes.begin(), s.changes.end(), t,
                                 [](TimeUs x, const KeyChange& c) { return x < c.time_us; });
   return flatten(replay(s, static_cast<size_t>(after - s.changes.begin())));
@@ -336,9 +348,20 @@ std::vector<KeyState> TraceIndex::keyspace_before(const std::string& server, siz
   auto it = server_info_.find(server);
   if (it == server_info_.end()) return {};
   const ServerInfo& s = it->second;
+  if (s.down_event != kNoEvent && event > s.down_event) return {};
   auto before = std::lower_bound(s.changes.begin(), s.changes.end(), event,
                                  [](const KeyChange& c, size_t x) { return c.event < x; });
   return flatten(replay(s, static_cast<size_t>(before - s.changes.begin())));
+}
+
+TimeUs TraceIndex::failed_over_at(const std::string& server) const {
+  auto it = server_info_.find(server);
+  return it == server_info_.end() ? -1 : it->second.down_us;
+}
+
+std::string TraceIndex::failed_over_to(const std::string& server) const {
+  auto it = server_info_.find(server);
+  return it == server_info_.end() ? std::string() : it->second.led_to;
 }
 
 std::optional<KeyState> TraceIndex::key_before(const std::string& server, int db,

@@ -129,8 +129,13 @@ class TraceIndex {
   // Indices of the key events (key_set, key_del, key_expired) of a server, in order.
   const std::vector<size_t>& key_events(const std::string& server) const;
   const std::vector<KeyChange>& key_changes(const std::string& server) const;
-  // The keyspace after every event with time_us <= t (sorted by db, then key).
+  // The keyspace after every event with time_us <= t (sorted by db, then key); empty once a
+  // failover took the server down (failed_over_at).
   std::vector<KeyState> keyspace_at(const std::string& server, TimeUs t) const;
+  // When a failover took `server` down for good (-1: never) and the replica its name then
+  // led to.
+  TimeUs failed_over_at(const std::string& server) const;
+  std::string failed_over_to(const std::string& server) const;
   // The keyspace after the events before trace position `event` (not including it).
   std::vector<KeyState> keyspace_before(const std::string& server, size_t event) const;
   // One key's state before trace position `event`; nullopt if absent.
@@ -166,6 +171,11 @@ class TraceIndex {
     std::vector<Keyspace> checkpoints;
     Keyspace current;                               // after every change so far
     std::vector<std::pair<TimeUs, int64_t>> clock;  // (time, clock ms at that time)
+    // A failover took it down for good (repl_failover): from then on it holds nothing anyone
+    // can read, and its name leads to `led_to`.
+    size_t down_event = kNoEvent;
+    TimeUs down_us = -1;
+    std::string led_to;
   };
   static constexpr size_t kCheckpointEvery = 256;
 

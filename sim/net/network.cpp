@@ -639,6 +639,11 @@ void Network::reset_all(ServerPort& port, const std::string& why) {
   port.closing.clear();
 }
 
+bool Network::server_down(std::string_view server) const {
+  auto it = servers_.find(server);
+  return it != servers_.end() && it->second.down;
+}
+
 void Network::set_server_down(std::string_view server, bool down) {
   auto it = servers_.find(server);
   REDLAB_ASSERT(it != servers_.end() && "a server the network knows");

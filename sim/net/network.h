@@ -104,6 +104,7 @@ class Network final : public Fabric {
   // A server going down: every connection to it is reset (clients see EOF after the
   // latency) and, while down, dials are refused. Up again: dials are accepted.
   void set_server_down(std::string_view server, bool down);
+  bool server_down(std::string_view server) const;
   // A restart: the connections to the old server are reset and the name now leads to
   // `replacement` (empty data, empty script cache). It must outlive the network too.
   void replace_server(std::string_view server, fake::Server* replacement);

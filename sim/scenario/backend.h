@@ -111,6 +111,8 @@ class Backend {
   // The replica becomes a primary with what it had received, its primary goes down for good,
   // and the primary's name leads to the replica.
   virtual void failover(const std::string& replica) { (void)replica; }
+  // The server a name clients use leads to now: itself, unless a failover re-pointed it.
+  virtual std::string leads_to(const std::string& name) const { return name; }
   // The replication stream to `replica` arrives extra_us later from now on (0: none).
   virtual void replication_lag(const std::string& replica, TimeUs extra_us) {
     (void)replica, (void)extra_us;

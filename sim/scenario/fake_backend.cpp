@@ -19,9 +19,11 @@ class FakeBackend final : public Backend {
   bool owns_servers() const override { return true; }
   bool server_events() const override { return true; }
   std::optional<std::vector<KeyState>> keyspace(const std::string& server) const override {
-    // A lane's own server (after a failover the old primary's, as its lane tells).
+    // A lane's own server. A primary a failover took down holds nothing anyone can read: its
+    // process (its machine) is gone, whatever the object still holds.
     auto it = servers_.find(server);
     if (it == servers_.end()) return std::nullopt;
+    if (network_->server_down(server)) return std::vector<KeyState>{};
     fake::Server& s = *it->second;  // (dbs() is not const; nothing is changed here)
     int64_t now_ms = s.unix_ms(scheduler_->now_us());
     std::vector<KeyState> out;
@@ -114,6 +116,7 @@ class FakeBackend final : public Backend {
   bool can_jump_clock() const override { return true; }
   bool can_replicate() const override { return true; }
   void failover(const std::string& replica) override { network_->failover(replica); }
+  std::string leads_to(const std::string& name) const override { return network_->resolve(name); }
   void replication_lag(const std::string& replica, TimeUs extra_us) override {
     network_->set_replication_lag(replica, extra_us);
   }

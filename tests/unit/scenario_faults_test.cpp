@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/core/trace.h"
+#include "sim/core/trace_index.h"
 #include "sim/scenario/engine.h"
 #include "sim/scenario/scenario.h"
 
@@ -192,6 +193,53 @@ TEST(CrashFault, TheServerSeesTheCrashedClientsConnectionsClose) {
 TEST(CrashFault, NeedsAnActor) {
   EXPECT_EQ(load_error(world(kThreeSleepers, R"({"at_ms": 1, "do": "crash"})")),
             "<{\"at> faults[0]: missing key \"actor\" (who the crash hits)");
+}
+
+// After a failover the name "redis" leads to the promoted replica: a key's final value is read
+// there (what a client reading "redis" gets), and the old primary, down for good, shows no keys
+// from the failover on. The replica lags 5 s, so it never got the three INCRs before it.
+TEST(Failover, TheFinalValueIsReadWhereTheNameLeadsAndTheOldPrimaryHoldsNothing) {
+  std::string text = R"({"id": "t", "title": "t", "network": {"latency_us": 0, "jitter_us": 0},
+    "duration_ms": 4000, "servers": {"redis": {}, "replica": {"replica_of": "redis"}},
+    "actors": [{"name": "A", "steps": [
+      {"do": "command", "cmd": "INCR c"}, {"do": "command", "cmd": "INCR c"},
+      {"do": "command", "cmd": "INCR c"}, {"do": "sleep", "ms": 2000},
+      {"do": "command", "cmd": "INCR c"}]}],
+    "faults": [{"at_ms": 0, "do": "replica_lag", "server": "replica", "by_ms": 5000},
+               {"at_ms": 1000, "do": "failover", "server": "replica"}],
+    "checks": [{"check": "key_final", "key": "c", "equals": "1"}]})";
+  RunResult r = run_text(text);
+  ASSERT_EQ(r.checks.size(), 1u);
+  EXPECT_TRUE(r.checks[0].ok) << r.checks[0].summary;
+  const TraceEvent* final_event = nullptr;
+  for (const TraceEvent& e : r.trace.events())
+    if (e.kind == "key_final") final_event = &e;
+  ASSERT_NE(final_event, nullptr);
+  EXPECT_EQ(final_event->actor, "replica");
+  EXPECT_EQ(final_event->str_or(F::server), "redis");
+  EXPECT_EQ(final_event->str_or(F::host), "replica");
+  EXPECT_EQ(final_event->str_or(F::value), "1");
+
+  TraceIndex ix(r.trace);
+  ASSERT_EQ(ix.keyspace_at("redis", 999'000).size(), 1u);
+  EXPECT_EQ(ix.keyspace_at("redis", 999'000)[0].value, "3");
+  EXPECT_EQ(ix.failed_over_at("redis"), 1'000'000);
+  EXPECT_EQ(ix.failed_over_to("redis"), "replica");
+  EXPECT_TRUE(ix.keyspace_at("redis", 1'000'000).empty());
+  EXPECT_TRUE(ix.keyspace_at("redis", 3'000'000).empty());
+  EXPECT_EQ(ix.failed_over_at("replica"), -1);
+
+  // The same check expecting the old primary's 3 fails, and says where it read.
+  std::string wrong = text;
+  wrong.replace(wrong.find(R"("equals": "1")"), 13, R"("equals": "3")");
+  RunResult w = run_text(wrong);
+  ASSERT_EQ(w.checks.size(), 1u);
+  EXPECT_FALSE(w.checks[0].ok);
+  ASSERT_EQ(w.checks[0].violations.size(), 1u);
+  EXPECT_NE(w.checks[0].violations[0].text.find("c = 1"), std::string::npos)
+      << w.checks[0].violations[0].text;
+  EXPECT_NE(w.checks[0].violations[0].text.find("replica, where redis leads"), std::string::npos)
+      << w.checks[0].violations[0].text;
 }
 
 }  // namespace

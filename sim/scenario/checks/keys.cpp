@@ -58,8 +58,13 @@ CheckResult key_final(const CheckArgs& args, const TraceIndex& ix) {
   if (!final_event)
     return not_judged("the run recorded no final value of " + key + " (it ended on an error?)");
   const TraceEvent& e = *final_event;
-  const std::string on(e.str_or(F::server));
-  const std::string where = " (" + on + ", at the end of the run)";
+  // F::host: the server the name led to at the end (after a failover, the promoted replica),
+  // whose own key events tell the story.
+  const std::string on(e.str_or(F::host, e.str_or(F::server)));
+  const std::string where =
+      " (" + on +
+      (on != e.str_or(F::server) ? ", where " + std::string(e.str_or(F::server)) + " leads" : "") +
+      ", at the end of the run)";
   const std::string type(e.str_or(F::type));
   const std::string have(e.str_or(F::value));
   CheckResult r;
@@ -109,32 +114,37 @@ void Engine::record_final_keys() {
     std::string key = text("key");
     std::string server = text("server");
     if (server.empty()) server = sc_.servers.front().name;
-    TraceEvent e{scheduler_.now_us(), "key_final", server, -1, -1, -1, ""};
+    // The key as a client reading `server` finds it: after a failover the name leads to the
+    // promoted replica, and the old primary (down for good) holds nothing anyone can read.
+    const std::string holder = backend_->leads_to(server);
+    TraceEvent e{scheduler_.now_us(), "key_final", holder, -1, -1, -1, ""};
     e.with(F::server, server).with(F::key, key);
+    if (holder != server) e.with(F::host, holder);
     std::optional<KeyState> state;
-    if (auto keyspace = backend_->keyspace(server)) {
+    if (auto keyspace = backend_->keyspace(holder)) {
       for (KeyState& k : *keyspace)
         if (k.db == 0 && k.key == key) state = std::move(k);
       e.with(F::source, "fake");
     } else {
       // A real server: its own answer, on redlab's connection (the key prefix is added there).
-      Reply type = backend_->admin(server, {"TYPE", key});
+      Reply type = backend_->admin(holder, {"TYPE", key});
       if (type.kind == Reply::Kind::Status && type.str != "none") {
         KeyState k;
         k.key = key;
         k.type = type.str;
         if (type.str == "string") {
-          Reply value = backend_->admin(server, {"GET", key});
+          Reply value = backend_->admin(holder, {"GET", key});
           if (value.kind == Reply::Kind::Bulk) k.value = fake::string_summary(value.str);
         }
         // PEXPIRETIME (Redis 7.0, src/expire.c): unix ms on the server's clock, -1 no TTL.
-        Reply at = backend_->admin(server, {"PEXPIRETIME", key});
+        Reply at = backend_->admin(holder, {"PEXPIRETIME", key});
         if (at.kind == Reply::Kind::Integer) k.expire_at_ms = at.integer;
         state = std::move(k);
       }
       e.with(F::source, "server");
     }
-    e.text = state ? key + " = " + state->value : key + " does not exist";
+    e.text = (state ? key + " = " + state->value : key + " does not exist") +
+             (holder != server ? " (on " + holder + ", where " + server + " leads)" : "");
     if (state)
       e.with(F::type, state->type)
           .with(F::value, state->value)
