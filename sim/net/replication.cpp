@@ -124,7 +124,9 @@ void Network::repl_ack(ReplLink& r) {
     TimeUs now = scheduler_.now_us();
     port->second.server->advance(now);
     port->second.server->replica_acked(name, offset, now);
-    kick(port->first);
+    // A WAIT the ack released is answered now (processClientsWaitingReplicas, in the same
+    // event-loop turn): its reply goes out here, not with the server's next event.
+    drive(port->first);
   });
 }
 
