@@ -112,6 +112,7 @@ RunResult Engine::run_world() {
   for (TimeUs t : opt_.probe_times_us)
     scheduler_.schedule_at(t, [this, t] {
       for (const ServerDef& def : sc_.servers) {
+        if (!in_run(def)) continue;
         if (opt_.on_probe)
           if (auto k = backend_->keyspace(def.name)) opt_.on_probe(t, trace_.size(), def.name, *k);
         if (opt_.on_slowlog_probe)
@@ -318,11 +319,14 @@ RunNeeds Engine::refuse_server_wide_faults() const {
   for (const FaultDef& f : sc_.faults) {
     if (f.when && !test(*f.when, nullptr, f.where)) continue;
     std::string at = " at " + format_time(ms_to_us(num(f.at_ms, nullptr, f.where)));
+    if (!f.server.empty() && !server_in_run(f.server))
+      fail(Where{f.where.pos, f.where.path + ".server"},
+           f.op + at + ": " + f.server + " is not in this run (servers." + f.server + ".when)");
     if (f.kind->refuse) f.kind->refuse(*this, f, at);
   }
   if (!shared || opt_.allow_server_faults) return needs;
   for (const ServerDef& def : sc_.servers)
-    if (!def.config.empty())
+    if (in_run(def) && !def.config.empty())
       fail(config_where(def, 0), "CONFIG SET " + def.config[0].first +
                                      " changes the whole server " + backend_->describe() + ": " +
                                      kRefusalHint);
@@ -441,6 +445,7 @@ void Engine::build_world() {
   root_ = root;
   std::vector<ServerSetup> setups;
   for (const ServerDef& def : sc_.servers) {
+    if (!in_run(def)) continue;
     ServerSetup setup{def.name, {}, 0};
     for (size_t i = 0; i < def.config.size(); i++) {
       const std::string& name = def.config[i].first;
@@ -542,6 +547,7 @@ void Engine::build_world() {
   // The lanes, in the file's order: actor instances, then the servers and the resources.
   put(TraceEvent{0, "run_start", "", -1, -1, -1, ""}.with(F::who, result_.actors));
   for (const ServerDef& def : sc_.servers) {
+    if (!in_run(def)) continue;
     TraceEvent e{0, "server_start", def.name, -1, -1, -1, ""};
     e.with(F::server, def.name).with(F::source, backend_->server_events() ? "fake" : "clients");
     if (int64_t clock = backend_->server_clock_unix_ms(def.name); clock >= 0)
@@ -639,6 +645,9 @@ std::unique_ptr<Engine::ClientRt> Engine::make_client(const ClientDef& cd, const
 
 client::Client& Engine::client_on(ActorRt& a, const std::string& server) {
   if (server.empty() || server == a.client->server()) return *a.client;
+  if (!server_in_run(server))
+    fail(Where{Pos{}, "servers." + server},
+         a.process->name() + " sends to " + server + ", which is not in this run (its when)");
   if (auto it = a.server_clients.find(server); it != a.server_clients.end()) return *it->second;
   ClientRt* owner = nullptr;
   for (auto& [name, rt] : shared_clients_)

@@ -367,6 +367,15 @@ class Engine {
   static std::string script_server_wide(const std::string& source, size_t* found_at = nullptr);
   void build_world();
   Where config_where(const ServerDef& def, size_t i) const;
+  // Whether a server is in this run (its `when` holds; servers without one always are).
+  bool in_run(const ServerDef& def) const {
+    return !def.when || test(*def.when, nullptr, Where{def.where.pos, def.where.path + ".when"});
+  }
+  bool server_in_run(std::string_view name) const {
+    for (const ServerDef& def : sc_.servers)
+      if (def.name == name) return in_run(def);
+    return false;
+  }
   static std::string format_scale(double x);
   struct ClientRt {
     std::unique_ptr<net::Process> process;

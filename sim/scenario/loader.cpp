@@ -573,7 +573,7 @@ class Loader {
         fail(m.key_pos, path,
              "\"net\" is the network's lane in the trace: name the server otherwise");
       expect_object(m.value, path);
-      check_keys(m.value, path, {"config", "clock_offset_ms", "replica_of"});
+      check_keys(m.value, path, {"config", "clock_offset_ms", "replica_of", "when"});
       ServerDef s;
       s.where = Where{m.value.pos(), path};
       s.name = m.key;
@@ -589,6 +589,12 @@ class Loader {
       if (auto* r = m.value.find("replica_of")) {
         if (!r->is_string()) fail(r->pos(), path + ".replica_of", "expected a server name");
         s.replica_of = r->as_string();
+      }
+      if (auto* w = m.value.find("when")) {
+        if (sc_.servers.empty())
+          fail(w->pos(), path + ".when",
+               "the first server is the default for clients and faults: it is in every run");
+        s.when = cond(*w, path + ".when");
       }
       sc_.servers.push_back(std::move(s));
     }

@@ -64,6 +64,9 @@ struct ServerDef {
   std::vector<Pos> config_pos;                           // where each config value is
   Expr clock_offset_ms = Expr::constant(0);
   std::string replica_of;  // a replica of that server ("": a primary)
+  // The server exists only in runs where this holds (a replica one variant adds). Not on the
+  // first server, the default of clients and faults.
+  std::optional<Cond> when;
   Where where;
 };
 

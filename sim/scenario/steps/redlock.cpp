@@ -87,13 +87,15 @@ std::vector<std::string> servers_of(Engine& eng, ActorRt& a, const Step& s) {
     out = eng.step_list(a, s, "servers");
     for (size_t i = 0; i < out.size(); i++) {
       bool known = false;
-      for (const ServerDef& d : eng.sc_.servers) known = known || d.name == out[i];
+      for (const ServerDef& d : eng.sc_.servers)
+        known = known || (d.name == out[i] && eng.in_run(d));
       if (!known) eng.fail(eng.field(s, "servers"), "no server named \"" + out[i] + "\"");
       for (size_t j = 0; j < i; j++)
         if (out[j] == out[i]) eng.fail(eng.field(s, "servers"), "\"" + out[i] + "\" twice");
     }
   } else {
-    for (const ServerDef& d : eng.sc_.servers) out.push_back(d.name);
+    for (const ServerDef& d : eng.sc_.servers)
+      if (eng.in_run(d)) out.push_back(d.name);
   }
   if (out.empty()) eng.fail(eng.field(s, "servers"), "a Redlock needs at least one server");
   return out;
