@@ -202,10 +202,25 @@ void RealBackend::start(Scheduler& scheduler, Trace* trace, uint64_t seed,
     // whose end Redis refuses a clean shutdown ("Writing initial AOF, can't exit"); and a
     // server restarted with --appendonly no would not load its AOF.
     std::vector<std::vector<std::string>> args;
-    for (const scenario::ServerSetup& setup : servers)
+    const bool replication = std::any_of(servers.begin(), servers.end(),
+                                         [](const auto& s) { return !s.replica_of.empty(); });
+    for (const scenario::ServerSetup& setup : servers) {
       args.push_back(persistence_args(setup.config));
+      // A replica syncs at once: Redis 7 waits repl-diskless-sync-delay (5 s) for more replicas
+      // before a diskless full sync (replication.c, startBgsaveForReplication).
+      if (replication) args.back().insert(args.back().end(), {"--repl-diskless-sync-delay", "0"});
+      if (setup.replica_of.empty()) continue;
+      auto relay = std::make_unique<ReplRelay>();
+      args.back().insert(args.back().end(),
+                         {"--replicaof", "127.0.0.1", std::to_string(relay->port())});
+      primary_of_[setup.name] = setup.replica_of;
+      relays_[setup.name] = std::move(relay);
+    }
     spawned_ =
         std::make_unique<SpawnedServers>(servers.size(), AclArgv{}, program_, std::move(args));
+    for (auto& [replica, relay] : relays_)
+      for (size_t i = 0; i < servers.size(); i++)
+        if (servers[i].name == primary_of_.at(replica)) relay->set_primary_port(spawned_->port(i));
   }
   for (size_t i = 0; i < servers.size(); i++) {
     Server s;
@@ -238,6 +253,7 @@ void RealBackend::start(Scheduler& scheduler, Trace* trace, uint64_t seed,
     if (!spawn_) create_run_user(s);
     apply_config(s, &refused);
   }
+  wait_replicas_linked();
   RealFabric::Options fabric_options;
   fabric_options.key_prefix = key_prefix_;
   fabric_options.allow_server_wide = server_faults_allowed();
@@ -485,7 +501,111 @@ Reply RealBackend::admin(const std::string& server, const net::Argv& argv) {
 Scheduler::RunResult RealBackend::run_until(TimeUs end_us, uint64_t events_max,
                                             const std::atomic<bool>* cancel) {
   REDLAB_ASSERT(fabric_ && "run_until() after start()");
+  // The setup (admin() writes before the run) is on every replica before time 0's faults,
+  // as on the fake, whose first sync is instant.
+  if (!replicas_synced_) {
+    replicas_synced_ = true;
+    wait_replicas_acked();
+    // This first WAIT after a full sync took up to 0.9 s here (redis-server 7.0.15) in one run
+    // of five; that wait is not the run's time: the run starts after it.
+    if (!primary_of_.empty()) fabric_->rebase();
+  }
   return fabric_->run_until(end_us, events_max, cancel);
+}
+
+void RealBackend::wait_replicas_linked() {
+  // INFO replication until `want` is in it `times` times: on the replica, its link is up; on
+  // the primary, every replica is listed as online (state=online), the state WAIT counts.
+  auto wait_for = [this](Server& s, const std::string& want, int times, const std::string& what) {
+    const int64_t deadline = now_ms() + SpawnedServers::kPingTimeoutMs;
+    std::string error, last;
+    for (;;) {
+      Connection* conn = admin_conn(s, kConnectTimeoutMs, error);
+      auto info =
+          conn ? conn->command({"INFO", "replication"}, kAdminTimeoutMs, error) : std::nullopt;
+      int found = 0;
+      for (size_t at = 0; info && (at = info->str.find(want, at)) != std::string::npos;
+           at += want.size())
+        found++;
+      if (found >= times) return;
+      if (!info) s.admin.reset();
+      last = info ? "no " + want + " in its INFO replication" : error;
+      if (now_ms() > deadline)
+        throw BackendError(what + " (" + address(s.endpoint) + ") did not sync within " +
+                           std::to_string(SpawnedServers::kPingTimeoutMs) + " ms: " + last + "; " +
+                           spawned_->log_tail(s.spawn_index));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  };
+  std::map<std::string, int> replicas;
+  for (const auto& [replica, primary] : primary_of_) {
+    wait_for(server_named(replica), "master_link_status:up", 1,
+             replica + ", replica of " + primary);
+    replicas[primary]++;
+  }
+  for (const auto& [primary, count] : replicas)
+    wait_for(server_named(primary), ",state=online,", count, "the replicas of " + primary);
+}
+
+void RealBackend::wait_replicas_acked() {
+  std::map<std::string, int> replicas;
+  for (const auto& [replica, primary] : primary_of_) replicas[primary]++;
+  for (const auto& [primary, count] : replicas) {
+    Server& p = server_named(primary);
+    std::string error;
+    Connection* conn = admin_conn(p, kConnectTimeoutMs, error);
+    // WAIT numreplicas timeout (Redis 7.0 replication.c waitCommand): the replicas that
+    // acknowledged everything this connection wrote, and the setup wrote on it.
+    auto acked = conn ? conn->command({"WAIT", std::to_string(count),
+                                       std::to_string(SpawnedServers::kPingTimeoutMs)},
+                                      kAdminTimeoutMs + SpawnedServers::kPingTimeoutMs, error)
+                      : std::nullopt;
+    if (!acked || acked->kind != Reply::Kind::Integer || acked->integer < count)
+      throw BackendError(primary + " (" + address(p.endpoint) + "): its replicas did not " +
+                         "acknowledge the setup before the run: " +
+                         (acked ? acked->str + std::to_string(acked->integer)
+                                : (error.empty() ? std::string("no reply") : error)));
+  }
+}
+
+void RealBackend::failover(const std::string& replica) {
+  auto it = primary_of_.find(replica);
+  if (it == primary_of_.end()) return;
+  const std::string primary = it->second;
+  // What the relay holds never reaches the replica: lost, as on the fake.
+  relays_.at(replica)->cut();
+  Server& p = server_named(primary);
+  p.admin.reset();
+  p.failed_over = true;
+  spawned_->kill_server(p.spawn_index);  // its machine dies: SIGKILL, never back
+  Server& r = server_named(replica);
+  std::string error;
+  Connection* conn = admin_conn(r, kConnectTimeoutMs, error);
+  auto reply =
+      conn ? conn->command({"REPLICAOF", "NO", "ONE"}, kAdminTimeoutMs, error) : std::nullopt;
+  if (!reply || reply->is_error())
+    throw BackendError("failover to " + replica + " (" + address(r.endpoint) +
+                       "): REPLICAOF NO ONE: " + (reply ? reply->str : error));
+  fabric_->repoint(primary, replica);
+  aliases_[primary] = replica;
+  if (trace_ && scheduler_)
+    trace_->append(TraceEvent{scheduler_->now_us(), "repl_failover", "net", -1, -1, -1,
+                              primary + " now leads to " + replica}
+                       .with(F::server, replica)
+                       .with(F::host, primary));
+}
+
+std::string RealBackend::leads_to(const std::string& name) const {
+  auto it = aliases_.find(name);
+  return it == aliases_.end() ? name : it->second;
+}
+
+void RealBackend::replication_lag(const std::string& replica, TimeUs extra_us) {
+  if (auto it = relays_.find(replica); it != relays_.end()) it->second->set_lag_us(extra_us);
+}
+
+void RealBackend::replication_partition(const std::string& replica, bool on) {
+  if (auto it = relays_.find(replica); it != relays_.end()) it->second->set_partition(on);
 }
 
 void RealBackend::server_command(const std::string& server, net::Argv argv) {
@@ -549,6 +669,7 @@ void RealBackend::finish() noexcept {
     if (!spawn_ && !servers_.empty()) finish_user_server(servers_.front(), scripts_may_run);
     if (spawned_ && fabric_)
       for (Server& s : servers_) {
+        if (s.failed_over) continue;  // killed on purpose
         std::string error;
         s.admin.reset();
         // A script of the run still running: killed, or the server shut down (it wrote).

@@ -25,6 +25,7 @@
 // real network's own latency adds to the link latency the fabric applies in-process.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,7 @@
 #include "real/acl.h"
 #include "real/real_fabric.h"
 #include "real/redis_conn.h"
+#include "real/repl_relay.h"
 #include "real/spawn.h"
 #include "sim/scenario/backend.h"
 
@@ -76,6 +78,15 @@ class RealBackend final : public scenario::Backend {
   void restart(const std::string& server, Stop how) override;
   bool can_jump_clock() const override { return false; }
   void jump_clock(const std::string& server, TimeUs delta_us) override;
+  // Replication between spawned servers: a replica starts with --replicaof pointing at a
+  // relay (real/repl_relay.h) that carries its link, so lag and partitions act on it; a
+  // failover cuts the link, kills the primary (its machine dies), sends REPLICAOF NO ONE to
+  // the replica and re-points the primary's name to it. Not on a user's server.
+  bool can_replicate() const override { return spawn_; }
+  void failover(const std::string& replica) override;
+  std::string leads_to(const std::string& name) const override;
+  void replication_lag(const std::string& replica, TimeUs extra_us) override;
+  void replication_partition(const std::string& replica, bool on) override;
   void finish() noexcept override;
   std::string trouble() const override { return trouble_; }
 
@@ -121,6 +132,7 @@ class RealBackend final : public scenario::Backend {
     std::unique_ptr<Connection> admin;
     std::unique_ptr<Connection> as_run_user;  // admin() as the run's ACL user
     bool shut_down = false;                   // SHUTDOWN NOSAVE at the end (a spawned server)
+    bool failed_over = false;                 // killed by a failover: down for good
     std::vector<std::pair<std::string, std::string>> config;   // as applied (re-applied on restart)
     std::vector<std::pair<std::string, std::string>> restore;  // a user's values before the run
     std::string software;  // "valkey 8.0.1" (INFO server), "" when it could not be read
@@ -174,6 +186,16 @@ class RealBackend final : public scenario::Backend {
   Trace* trace_ = nullptr;
   Scheduler* scheduler_ = nullptr;
   std::unique_ptr<SpawnedServers> spawned_;
+  // Replication (spawned servers): a relay per replica, by the replica's name; the primary each
+  // follows; the names a failover re-pointed. replicas_synced_: the setup reached them.
+  std::map<std::string, std::unique_ptr<ReplRelay>> relays_;
+  std::map<std::string, std::string> primary_of_;
+  std::map<std::string, std::string> aliases_;
+  bool replicas_synced_ = false;
+  // Waits until each replica's link is up (INFO replication), then, before the run, until it
+  // has acknowledged the primary's setup writes (WAIT). Throws BackendError.
+  void wait_replicas_linked();
+  void wait_replicas_acked();
   std::vector<Server> servers_;
   std::unique_ptr<RealFabric> fabric_;
   bool finished_ = false;

@@ -73,6 +73,10 @@ TimeUs RealFabric::wall_now_us() const {
   return (steady_now_ns() - epoch_ns_) / 1000;
 }
 
+void RealFabric::rebase() {
+  epoch_ns_ = steady_now_ns() - scheduler_.now_us() * 1000;
+}
+
 // ---------------------------------------------------------------------------------------
 // Topology
 // ---------------------------------------------------------------------------------------
@@ -112,6 +116,13 @@ void RealFabric::add_server(const std::string& name, const Endpoint& endpoint) {
     ::freeaddrinfo(found);
   }
   servers_[name] = std::move(info);
+}
+
+void RealFabric::repoint(const std::string& name, const std::string& to) {
+  auto target = servers_.find(to);
+  REDLAB_ASSERT(target != servers_.end() && servers_.count(name) && "repoint() of known servers");
+  ServerInfo copy = target->second;
+  servers_[name] = std::move(copy);
 }
 
 RealFabric::Link& RealFabric::link_state(std::string_view host, std::string_view server) {

@@ -123,8 +123,15 @@ class RealFabric final : public net::Fabric {
   // scenario::BackendError for an address that does not resolve.
   void add_server(const std::string& name, const Endpoint& endpoint);
 
+  // A failover: new dials to `name` go where `to` is (connections already open stay where
+  // they are; the old primary's die with it).
+  void repoint(const std::string& name, const std::string& to);
+
   // Wall-clock microseconds since the fabric's time 0 (the scheduler's time base).
   TimeUs wall_now_us() const;
+  // The scheduler's current time is now again (before the loop first runs: a wait at the start
+  // that is not the run's time).
+  void rebase();
 
   // The loop: scheduler events and socket events until end_us (wall), events_max events, or
   // *cancel. Returns with the scheduler's time at end_us unless stopped early.

@@ -24,6 +24,7 @@
 #include "real/real_backend.h"
 #include "real/real_fabric.h"
 #include "real/redis_conn.h"
+#include "real/repl_relay.h"
 #include "real/spawn.h"
 #include "sim/client/client.h"
 #include "sim/core/scheduler.h"
@@ -694,6 +695,55 @@ TEST(RealSpawn, CleanRestartThatCannotShutDownThrows) {
     EXPECT_NE(std::string(e.what()).find("did not shut down within"), std::string::npos)
         << e.what();
   }
+}
+
+// The replication link of spawned servers goes through a relay (real/repl_relay.h): a lag
+// holds the stream (WAIT counts no ack in time, the replica reads the old value), a partition
+// holds it until it heals, and a cut (a failover) loses what the relay held: the promoted
+// replica has only what it had received.
+TEST(RealSpawn, ReplicationThroughTheRelayLagsHealsAndLosesWhatACutHeld) {
+  ReplRelay relay;
+  SpawnedServers servers(2, {"--repl-diskless-sync-delay", "0"}, ServerProgram::redis,
+                         {{}, {"--replicaof", "127.0.0.1", std::to_string(relay.port())}});
+  relay.set_primary_port(servers.port(0));
+  auto primary = plain_conn(servers.port(0));
+  auto replica = plain_conn(servers.port(1));
+  ASSERT_TRUE(primary && replica);
+  auto until = [](const std::function<bool()>& ok) {
+    for (int i = 0; i < 500 && !ok(); i++)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return ok();
+  };
+  ASSERT_TRUE(until([&] {
+    return cmd(*replica, {"INFO", "replication"}).str.find("master_link_status:up") !=
+           std::string::npos;
+  }));
+  EXPECT_EQ(cmd(*primary, {"SET", "k", "1"}), Reply::ok());
+  EXPECT_EQ(cmd(*primary, {"WAIT", "1", "2000"}), Reply::integer_reply(1));
+  EXPECT_EQ(cmd(*replica, {"GET", "k"}), Reply::bulk("1"));
+  // A lag of 600 ms: WAIT 1 100 counts nothing, the replica still reads 1, later 2.
+  relay.set_lag_us(600'000);
+  EXPECT_EQ(cmd(*primary, {"SET", "k", "2"}), Reply::ok());
+  EXPECT_EQ(cmd(*primary, {"WAIT", "1", "100"}), Reply::integer_reply(0));
+  EXPECT_EQ(cmd(*replica, {"GET", "k"}), Reply::bulk("1"));
+  EXPECT_TRUE(until([&] { return cmd(*replica, {"GET", "k"}) == Reply::bulk("2"); }));
+  // A partition: nothing passes until it heals, then everything does.
+  relay.set_lag_us(0);
+  relay.set_partition(true);
+  EXPECT_EQ(cmd(*primary, {"SET", "k", "3"}), Reply::ok());
+  EXPECT_EQ(cmd(*primary, {"WAIT", "1", "200"}), Reply::integer_reply(0));
+  EXPECT_EQ(cmd(*replica, {"GET", "k"}), Reply::bulk("2"));
+  relay.set_partition(false);
+  EXPECT_TRUE(until([&] { return cmd(*replica, {"GET", "k"}) == Reply::bulk("3"); }));
+  // A cut while the relay holds a write: the write never arrives.
+  relay.set_lag_us(5'000'000);
+  EXPECT_EQ(cmd(*primary, {"SET", "k", "4"}), Reply::ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  relay.cut();
+  servers.kill_server(0);
+  EXPECT_EQ(cmd(*replica, {"REPLICAOF", "NO", "ONE"}), Reply::ok());
+  EXPECT_EQ(cmd(*replica, {"GET", "k"}), Reply::bulk("3"));
+  EXPECT_EQ(cmd(*replica, {"INCR", "n"}), Reply::integer_reply(1));  // a primary now
 }
 
 TEST(RealSpawn, MissingBinaryIsAClearError) {
