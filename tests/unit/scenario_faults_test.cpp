@@ -242,5 +242,48 @@ TEST(Failover, TheFinalValueIsReadWhereTheNameLeadsAndTheOldPrimaryHoldsNothing)
       << w.checks[0].violations[0].text;
 }
 
+// servers.NAME.when: a replica only one variant has. Without it the run has no such server (no
+// lane), a fault that names it is a located run error, and the first server cannot have one.
+TEST(ServerWhen, AServerExistsOnlyInRunsWhereItsWhenHolds) {
+  std::string text = R"({"id": "t", "title": "t", "network": {"latency_us": 0, "jitter_us": 0},
+    "duration_ms": 2000,
+    "variants": {"replica": {"values": ["none", "one"]}},
+    "servers": {"redis": {}, "replica": {"replica_of": "redis", "when": "replica=one"}},
+    "actors": [{"name": "A", "steps": [{"do": "command", "cmd": "INCR c"}]}],
+    "faults": [{"at_ms": 1000, "do": "failover", "server": "replica", "when": "replica=one"}]})";
+  Scenario sc = load_scenario_text(text, "t.json");
+  auto lanes = [](const RunResult& r) {
+    std::vector<std::string> out;
+    for (const TraceEvent& e : r.trace.events())
+      if (e.kind == "server_start") out.push_back(e.actor);
+    return out;
+  };
+  EXPECT_EQ(lanes(run_scenario(sc, RunOptions{})), (std::vector<std::string>{"redis"}));
+  RunOptions one;
+  one.variant["replica"] = "one";
+  EXPECT_EQ(lanes(run_scenario(sc, one)), (std::vector<std::string>{"redis", "replica"}));
+
+  // The failover without its own when, in a run without the replica: a run error naming it.
+  std::string unguarded = text;
+  unguarded.replace(unguarded.find(R"(, "when": "replica=one"})"), 23, "}");
+  Scenario bad = load_scenario_text(unguarded, "t.json");
+  try {
+    run_scenario(bad, RunOptions{});
+    ADD_FAILURE() << "expected a run error";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("faults[0].server: failover at 1.0 s: replica is not in "
+                                         "this run (servers.replica.when)"),
+              std::string::npos)
+        << e.what();
+  }
+  // Not on the first server.
+  std::string first = text;
+  first.replace(first.find(R"("redis": {})"), 11, R"("redis": {"when": "replica=one"})");
+  EXPECT_EQ(load_error(first).substr(0, 6), "<\"rep>");
+  EXPECT_NE(load_error(first).find("servers.redis.when: the first server is the default"),
+            std::string::npos)
+      << load_error(first);
+}
+
 }  // namespace
 }  // namespace redlab::scenario
