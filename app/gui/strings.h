@@ -236,7 +236,7 @@ const char* lang_code(Lang lang);
   X(still_open_what, "{0}: still open", "{0}: ещё не закончено", "{0}: ještě neskončilo") \
   X(ended_after, "{0} after {1}", "{0} через {1}", "{0} po {1}") \
   X(not_observed, "{0}: not observed", "{0}: не наблюдается", "{0}: nesledováno") \
-  X(failed_over_keys, "{0}: down from {1} on (failover): its name leads to {2}", "{0}: не работает начиная с {1} (переключение на реплику): его имя ведёт к {2}", "{0}: od {1} mimo provoz (převzetí replikou): jeho jméno vede na {2}") \
+  X(failed_over_keys, "{0}: down from {1} on (its replica took over): its name leads to {2}", "{0}: не работает начиная с {1} (переключение на реплику): его имя ведёт к {2}", "{0}: od {1} mimo provoz (převzetí replikou): jeho jméno vede na {2}") \
   X(not_observed_why, "a real server: the trace holds what its clients saw, not its keys", "настоящий сервер: в трассе то, что видели клиенты, а не его ключи", "skutečný server: záznam obsahuje, co viděli klienti, ne jeho klíče") \
   X(n_keys, "{0}: {1}", "{0}: {1}", "{0}: {1}") \
   X(keys_plural, "key|keys", "ключ|ключа|ключей", "klíč|klíče|klíčů") \
