@@ -265,7 +265,8 @@ TEST(ServerWhen, AServerExistsOnlyInRunsWhereItsWhenHolds) {
 
   // The failover without its own when, in a run without the replica: a run error naming it.
   std::string unguarded = text;
-  unguarded.replace(unguarded.find(R"(, "when": "replica=one"})"), 23, "}");
+  const std::string guard = R"(, "when": "replica=one"})";
+  unguarded.replace(unguarded.rfind(guard), guard.size(), "}");
   Scenario bad = load_scenario_text(unguarded, "t.json");
   try {
     run_scenario(bad, RunOptions{});
