@@ -537,20 +537,21 @@ void RealBackend::wait_replicas_linked() {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   };
-  std::map<std::string, int> replicas;
-  for (const auto& [replica, primary] : primary_of_) {
+  for (const auto& [replica, primary] : primary_of_)
     wait_for(server_named(replica), "master_link_status:up", 1,
              replica + ", replica of " + primary);
-    replicas[primary]++;
-  }
-  for (const auto& [primary, count] : replicas)
+  for (const auto& [primary, count] : replicas_per_primary())
     wait_for(server_named(primary), ",state=online,", count, "the replicas of " + primary);
 }
 
+std::map<std::string, int> RealBackend::replicas_per_primary() const {
+  std::map<std::string, int> count;
+  for (const auto& [replica, primary] : primary_of_) count[primary]++;
+  return count;
+}
+
 void RealBackend::wait_replicas_acked() {
-  std::map<std::string, int> replicas;
-  for (const auto& [replica, primary] : primary_of_) replicas[primary]++;
-  for (const auto& [primary, count] : replicas) {
+  for (const auto& [primary, count] : replicas_per_primary()) {
     Server& p = server_named(primary);
     std::string error;
     Connection* conn = admin_conn(p, kConnectTimeoutMs, error);

@@ -196,6 +196,7 @@ class RealBackend final : public scenario::Backend {
   // has acknowledged the primary's setup writes (WAIT). Throws BackendError.
   void wait_replicas_linked();
   void wait_replicas_acked();
+  std::map<std::string, int> replicas_per_primary() const;
   std::vector<Server> servers_;
   std::unique_ptr<RealFabric> fabric_;
   bool finished_ = false;

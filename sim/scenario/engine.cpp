@@ -645,10 +645,11 @@ std::unique_ptr<Engine::ClientRt> Engine::make_client(const ClientDef& cd, const
 
 client::Client& Engine::client_on(ActorRt& a, const std::string& server) {
   if (server.empty() || server == a.client->server()) return *a.client;
+  if (auto it = a.server_clients.find(server); it != a.server_clients.end()) return *it->second;
+  // Once per actor and server (its client is kept below), not on every command.
   if (!server_in_run(server))
     fail(Where{Pos{}, "servers." + server},
          a.process->name() + " sends to " + server + ", which is not in this run (its when)");
-  if (auto it = a.server_clients.find(server); it != a.server_clients.end()) return *it->second;
   ClientRt* owner = nullptr;
   for (auto& [name, rt] : shared_clients_)
     if (rt && rt->client.get() == a.client) owner = rt.get();
