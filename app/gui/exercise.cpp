@@ -241,31 +241,13 @@ bool App::check_exercise() {
       if (scenario_->param(name) && params_.count(name)) answer.set[name] = params_[name];
     }
   }
-  auto job = std::make_unique<CheckJob>();
-  job->scenario_id = scenario_->id;
-  job->answer = exercise_answer_text();
-  std::shared_ptr<CheckJob::Shared> shared = job->shared;
-  job->thread = std::thread([shared, sc = *scenario_, answer] {
-    std::optional<app::GradeResult> result;
-    std::string error;
-    try {
-      result = app::grade_exercise(
-          sc, answer, 0, app::BackendChoice{},
-          [&](int64_t seed, int64_t seeds) {
-            std::lock_guard<std::mutex> lock(shared->mu);
-            shared->seed = seed;
-            shared->seeds = seeds;
-          },
-          &shared->cancel);
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    std::lock_guard<std::mutex> lock(shared->mu);
-    shared->result = std::move(result);
-    shared->error = std::move(error);
-    shared->done = true;
-  });
-  check_ = std::move(job);
+  // Built in place: a running job neither copies nor moves.
+  check_.reset(new CheckJob{
+      BackgroundJob<app::GradeResult>(
+          [sc = *scenario_, answer](const auto& progress, const std::atomic<bool>* cancel) {
+            return app::grade_exercise(sc, answer, 0, app::BackendChoice{}, progress, cancel);
+          }),
+      scenario_->id, exercise_answer_text()});
   exercise_verdict_ = {};
   return true;
 }
@@ -273,30 +255,22 @@ bool App::check_exercise() {
 void App::cancel_check() {
   if (!check_) return;
   // The grade stops between seeds (a fake run takes milliseconds): joined at once.
-  check_->shared->cancel = true;
-  if (check_->thread.joinable()) check_->thread.join();
+  check_->job.stop();
   check_.reset();
   exercise_verdict_ = {};
   exercise_verdict_.state = ExerciseVerdict::State::cancelled;
 }
 
 std::pair<int64_t, int64_t> App::check_progress() const {
-  if (!check_) return {0, 0};
-  std::lock_guard<std::mutex> lock(check_->shared->mu);
-  return {check_->shared->seed, check_->shared->seeds};
+  return check_ ? check_->job.progress() : std::pair<int64_t, int64_t>{0, 0};
 }
 
 void App::poll_check() {
   if (!check_) return;
-  std::optional<app::GradeResult> result;
-  std::string error;
-  {
-    std::lock_guard<std::mutex> lock(check_->shared->mu);
-    if (!check_->shared->done) return;
-    result = std::move(check_->shared->result);
-    error = std::move(check_->shared->error);
-  }
-  if (check_->thread.joinable()) check_->thread.join();
+  auto outcome = check_->job.poll();
+  if (!outcome) return;
+  std::optional<app::GradeResult> result = std::move(outcome->result);
+  const std::string error = std::move(outcome->error);
   const std::string id = check_->scenario_id, answer = check_->answer;
   check_.reset();
   using St = ExerciseVerdict::State;

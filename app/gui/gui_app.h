@@ -43,6 +43,7 @@
 #include "app/backend.h"
 #include "app/branch.h"
 #include "app/grade.h"
+#include "app/gui/background_job.h"
 #include "app/gui/compare_view.h"
 #include "app/gui/strings.h"
 #include "app/gui/sweep_panel.h"
@@ -605,20 +606,12 @@ class App {
   std::string caption_shown_;
 
   // The exercise panel.
-  // A grade on another thread: it owns copies of what it reads; the UI polls the shared state.
+  // A grade going on, on another thread over its own copies (progress: the seed started last,
+  // of how many), with what the progress file will record when it ends.
   struct CheckJob {
-    struct Shared {
-      std::mutex mu;
-      int64_t seed = 0, seeds = 0;  // the seed started last, of how many
-      bool done = false;
-      std::optional<app::GradeResult> result;
-      std::string error;
-      std::atomic<bool> cancel{false};
-    };
-    std::shared_ptr<Shared> shared = std::make_shared<Shared>();
-    std::thread thread;
+    BackgroundJob<app::GradeResult> job;
     std::string scenario_id;
-    std::string answer;  // as the progress file records it
+    std::string answer;
   };
   bool exercise_open_ = false;
   std::string exercise_id_;  // whose exercise the panel's state is

@@ -71,54 +71,31 @@ bool App::start_sweep() {
   sweep_.result.reset();
   sweep_.result_request = request;
   sweep_.result_scenario = scenario_->id;
-  auto job = std::make_unique<SweepState::Job>();
-  auto shared = job->shared;
-  shared->total = request.steps * request.seeds;
   // As `redlab sweep`: up to four threads; the result does not depend on how many.
   const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-  job->thread = std::thread([shared, sc = *scenario_, request, threads] {
-    std::optional<app::SweepResult> result;
-    std::string error;
-    try {
-      result = app::run_sweep(
-          sc, request, threads,
-          [&shared](int64_t done, int64_t total) {
-            std::lock_guard<std::mutex> lock(shared->mu);
-            shared->done = done;
-            shared->total = total;
-          },
-          &shared->cancel);
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    std::lock_guard<std::mutex> lock(shared->mu);
-    shared->result = std::move(result);
-    shared->error = std::move(error);
-    shared->finished = true;
-  });
-  sweep_.job = std::move(job);
+  sweep_.job = std::make_unique<BackgroundJob<app::SweepResult>>(
+      [sc = *scenario_, request, threads](const auto& progress, const std::atomic<bool>* cancel) {
+        return app::run_sweep(sc, request, threads, progress, cancel);
+      },
+      request.steps * request.seeds);
   return true;
 }
 
 void App::cancel_sweep() {
-  if (sweep_.job) sweep_.job->shared->cancel = true;
+  if (sweep_.job) sweep_.job->cancel();
 }
 
 std::pair<int64_t, int64_t> App::sweep_progress() const {
-  if (!sweep_.job) return {0, 0};
-  std::lock_guard<std::mutex> lock(sweep_.job->shared->mu);
-  return {sweep_.job->shared->done, sweep_.job->shared->total};
+  return sweep_.job ? sweep_.job->progress() : std::pair<int64_t, int64_t>{0, 0};
 }
 
 void App::poll_sweep() {
   if (!sweep_.job) return;
-  {
-    std::lock_guard<std::mutex> lock(sweep_.job->shared->mu);
-    if (!sweep_.job->shared->finished) return;
-    sweep_.result = std::move(sweep_.job->shared->result);
-    sweep_.error = sweep_.job->shared->error;
-  }
-  sweep_.job.reset();  // joins the finished thread
+  auto outcome = sweep_.job->poll();
+  if (!outcome) return;
+  sweep_.result = std::move(outcome->result);
+  sweep_.error = std::move(outcome->error);
+  sweep_.job.reset();
 }
 
 bool App::open_sweep_point(size_t point, const std::string& check) {
