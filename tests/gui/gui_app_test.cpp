@@ -25,6 +25,7 @@
 #include "sim/scenario/engine.h"
 #include "sim/scenario/scenario.h"
 #include "tests/gui/english_words.h"
+#include "tests/gui/gui_fixture.h"
 
 namespace redlab::gui {
 namespace {
@@ -52,53 +53,9 @@ void write_text(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
-// One window for the whole suite: opening and closing X connections test after test is
-// slow and, under Xvfb, now and then refused. Each test gets a fresh App.
-class GuiApp : public ::testing::Test {
+class GuiApp : public GuiFixture {
  protected:
-  static void SetUpTestSuite() {
-    ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
-    HostOptions options;
-    options.width_px = 1600;
-    options.height_px = 900;
-    options.vsync = false;
-    host_ = Host::open(options, &host_error_).release();
-    if (host_) host_->keep_pixels = true;
-  }
-  static void TearDownTestSuite() {
-    delete host_;
-    host_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_TRUE(host_) << host_error_ << " (run these tests through ctest: it starts xvfb-run)";
-    host = host_;
-    AppOptions app_options;
-    app_options.persist = false;
-    app_options.keep_progress = false;  // the exercise tests give theirs a scratch file
-    app = std::make_unique<App>(app_options);
-    frames(1);  // let go of whatever the previous test's mouse was doing
-  }
-  void TearDown() override { app.reset(); }
-
-  static inline Host* host_ = nullptr;
-  static inline std::string host_error_;
-  Host* host = nullptr;
-  std::unique_ptr<App> app;
-
-  // n frames with the mouse at `pos`, button as given, no wheel.
-  void frames(int n, ImVec2 pos = {-1, -1}, bool down = false, float dt_s = 1.0f / 60) {
-    FrameInput in;
-    in.mouse_pos = pos;
-    in.mouse_down = down;
-    in.dt_s = dt_s;
-    for (int i = 0; i < n; i++) ASSERT_TRUE(host->frame(*app, &in));
-  }
-  // Hover, press, release: what a click is to ImGui (buttons fire on release).
-  void click(ImVec2 pos) {
-    frames(1, pos, false);
-    frames(1, pos, true);
-    frames(1, pos, false);
-  }
+  static void SetUpTestSuite() { open_host(true); }
   // One frame with the key pressed (the app sees each press once).
   void press(Key key, bool shift = false) {
     FrameInput in;
@@ -112,11 +69,6 @@ class GuiApp : public ::testing::Test {
     in.mouse_pos = pos;
     in.wheel = amount;
     ASSERT_TRUE(host->frame(*app, &in));
-  }
-  void open_and_run_to_end(const std::string& id) {
-    ASSERT_TRUE(app->open_scenario(id)) << app->error();
-    ASSERT_TRUE(app->run(false)) << app->error();
-    frames(3);
   }
   // ---- The exercise panel ----
   // The app anew, keeping its progress in `progress_path` ("" = the default place).

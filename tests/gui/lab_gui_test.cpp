@@ -17,6 +17,7 @@
 #include "app/gui/gui_app.h"
 #include "sim/core/trace_diff.h"
 #include "tests/gui/english_words.h"
+#include "tests/gui/gui_fixture.h"
 
 namespace redlab::gui {
 namespace {
@@ -36,57 +37,8 @@ std::pair<int, std::string> command_output(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-class GuiAppLab : public ::testing::Test {
+class GuiAppLab : public GuiFixture {
  protected:
-  static void SetUpTestSuite() {
-    ::setenv("REDLAB_SCENARIOS", REDLAB_SOURCE_DIR "/scenarios", 1);
-    HostOptions options;
-    options.width_px = 1600;
-    options.height_px = 900;
-    options.vsync = false;
-    host_ = Host::open(options, &host_error_).release();
-  }
-  static void TearDownTestSuite() {
-    delete host_;
-    host_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_TRUE(host_) << host_error_ << " (run these tests through ctest: it starts xvfb-run)";
-    host = host_;
-    AppOptions app_options;
-    app_options.persist = false;
-    app_options.keep_progress = false;
-    app = std::make_unique<App>(app_options);
-    frames(1);
-  }
-  void TearDown() override { app.reset(); }
-
-  static inline Host* host_ = nullptr;
-  static inline std::string host_error_;
-  Host* host = nullptr;
-  std::unique_ptr<App> app;
-
-  void frames(int n, ImVec2 pos = {-1, -1}, bool down = false) {
-    FrameInput in;
-    in.mouse_pos = pos;
-    in.mouse_down = down;
-    for (int i = 0; i < n; i++) ASSERT_TRUE(host->frame(*app, &in));
-  }
-  void click(ImVec2 pos) {
-    frames(1, pos, false);
-    frames(1, pos, true);
-    frames(1, pos, false);
-  }
-  void click_widget(const std::string& name) {
-    WidgetRect w = app->widget(name);
-    ASSERT_TRUE(w.valid()) << "no widget " << name;
-    click(w.center());
-  }
-  void open_and_run_to_end(const std::string& id) {
-    ASSERT_TRUE(app->open_scenario(id)) << app->error();
-    ASSERT_TRUE(app->run(false)) << app->error();
-    frames(3);
-  }
   // ttl-double-holder as it is (the watchdog off) against the watchdog on, from the button.
   void compare_watchdog_off_on() {
     open_and_run_to_end("ttl-double-holder");
