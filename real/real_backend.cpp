@@ -501,13 +501,13 @@ Reply RealBackend::admin(const std::string& server, const net::Argv& argv) {
 Scheduler::RunResult RealBackend::run_until(TimeUs end_us, uint64_t events_max,
                                             const std::atomic<bool>* cancel) {
   REDLAB_ASSERT(fabric_ && "run_until() after start()");
-  // The setup (admin() writes before the run) is on every replica before time 0's faults,
-  // as on the fake, whose first sync is instant.
+  // The setup (admin() writes before the run) is on every replica, and the command stream
+  // flows to it, before time 0's faults, as on the fake, whose first sync is instant.
   if (!replicas_synced_) {
     replicas_synced_ = true;
     wait_replicas_acked();
-    // This first WAIT after a full sync took up to 0.9 s here (redis-server 7.0.15) in one run
-    // of five; that wait is not the run's time: the run starts after it.
+    // That takes up to a second after a full sync (see wait_replicas_acked); it is not the
+    // run's time: the run starts after it.
     if (!primary_of_.empty()) fabric_->rebase();
   }
   return fabric_->run_until(end_us, events_max, cancel);
@@ -555,8 +555,23 @@ void RealBackend::wait_replicas_acked() {
     Server& p = server_named(primary);
     std::string error;
     Connection* conn = admin_conn(p, kConnectTimeoutMs, error);
+    // A replica listed as state=online may not be sent the command stream yet: after a
+    // diskless full sync (the default) the primary starts the stream only at the replica's
+    // next REPLCONF ACK, which it sends once a second (Redis 7.0 replication.c,
+    // updateSlavesWaitingBgsave: repl_start_cmd_stream_on_ack; the ACK the replica sends as it
+    // finishes loading comes before the primary has reaped its fork, and is ignored). Until
+    // then a run's writes pile up on the primary: a failover 40 ms into a run found a replica
+    // without any of them. So the setup's last write is a PUBLISH (replicated outside cluster
+    // mode, pubsub.c publishCommand; no key, and nobody subscribed yet), which the WAIT below
+    // waits for: it returns once the stream flows and the replica has all of it.
+    auto published = conn ? conn->command({"PUBLISH", key_prefix_ + "redlab:replicas-in-step", "1"},
+                                          kAdminTimeoutMs, error)
+                          : std::nullopt;
+    if (!published || published->is_error())
+      throw BackendError(primary + " (" + address(p.endpoint) +
+                         "): PUBLISH before the run: " + (published ? published->str : error));
     // WAIT numreplicas timeout (Redis 7.0 replication.c waitCommand): the replicas that
-    // acknowledged everything this connection wrote, and the setup wrote on it.
+    // acknowledged everything this connection wrote.
     auto acked = conn ? conn->command({"WAIT", std::to_string(count),
                                        std::to_string(SpawnedServers::kPingTimeoutMs)},
                                       kAdminTimeoutMs + SpawnedServers::kPingTimeoutMs, error)
