@@ -151,6 +151,7 @@ void ReplRelay::close_pair() {
   if (replica_fd_ >= 0) close(replica_fd_);
   if (primary_fd_ >= 0) close(primary_fd_);
   replica_fd_ = primary_fd_ = -1;
+  draining_ = false;
   to_replica_.clear();
   to_primary_.clear();
 }
@@ -163,7 +164,7 @@ void ReplRelay::loop() {
     const int64_t now = steady_us();
     if (replica_fd_ < 0) out_replica.clear(), out_primary.clear();
     // A replica waiting for its primary: dial it once its port is known.
-    if (replica_fd_ >= 0 && primary_fd_ < 0 && primary_port_ > 0) {
+    if (replica_fd_ >= 0 && primary_fd_ < 0 && primary_port_ > 0 && !draining_) {
       primary_fd_ = dial_loopback(primary_port_);
       if (primary_fd_ < 0) close_pair();  // the replica retries (replicationCron, every second)
     }
@@ -180,6 +181,8 @@ void ReplRelay::loop() {
     }
     if (replica_fd_ >= 0 && !write_some(replica_fd_, out_replica)) close_pair();
     if (primary_fd_ >= 0 && !write_some(primary_fd_, out_primary)) close_pair();
+    // The primary is gone and the replica has had all it sent: now the replica sees the close.
+    if (draining_ && to_replica_.empty() && out_replica.empty()) close_pair();
 
     std::vector<pollfd> fds;
     fds.push_back({wake_fds_[0], POLLIN, 0});
@@ -194,7 +197,8 @@ void ReplRelay::loop() {
     int timeout_ms = -1;
     if (next_due >= 0)
       timeout_ms = static_cast<int>(std::max<int64_t>(0, next_due - now) / 1000 + 1);
-    if (replica_fd >= 0 && primary_fd < 0) timeout_ms = 20;  // waiting for the primary's port
+    if (replica_fd >= 0 && primary_fd < 0 && !draining_)
+      timeout_ms = 20;  // waiting for the primary's port
     lock.unlock();
     poll(fds.data(), fds.size(), timeout_ms);
     lock.lock();
@@ -223,7 +227,16 @@ void ReplRelay::loop() {
         std::string got;
         bool open = read_some(primary_fd, got);
         if (!got.empty()) to_replica_.push_back({steady_us() + lag_us_, std::move(got)});
-        if (!open || (p.revents & (POLLERR | POLLHUP))) close_pair();
+        if (!open || (p.revents & (POLLERR | POLLHUP))) {
+          // What the primary sent before it closed (or its process died: the kernel still
+          // sends what it had written) is on its way: it reaches the replica after its lag,
+          // or when a partition heals, and then the link closes. A cut drops it instead.
+          close(primary_fd_);
+          primary_fd_ = -1;
+          to_primary_.clear();
+          out_primary.clear();
+          draining_ = true;
+        }
       }
     }
   }

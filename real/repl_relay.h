@@ -11,7 +11,9 @@
 // - partition: nothing passes either way; what was read waits, in order, and goes on when the
 //   partition heals (TCP retransmits what a cut link loses, so nothing is lost);
 // - cut (a failover): what the relay holds is dropped and both sockets are closed; the
-//   replica gets nothing more of the primary (what it had not received is lost).
+//   replica gets nothing more of the primary (what it had not received is lost);
+// - the primary closing (a restart, or its process killed): what it sent first still reaches
+//   the replica, after its lag, and then the replica's connection is closed.
 //
 // One thread per relay, polling its sockets and a wake-up pipe; the backend's calls take a
 // mutex. Loopback only. The relay never reads the stream: it moves bytes.
@@ -59,6 +61,7 @@ class ReplRelay {
   bool stop_ = false;
   bool cut_ = false;
   bool partitioned_ = false;
+  bool draining_ = false;  // the primary closed; the replica gets what is held, then the close
   int64_t lag_us_ = 0;
   int primary_port_ = 0;
   int replica_fd_ = -1;  // the replica's connection to the relay

@@ -746,6 +746,39 @@ TEST(RealSpawn, ReplicationThroughTheRelayLagsHealsAndLosesWhatACutHeld) {
   EXPECT_EQ(cmd(*replica, {"INCR", "n"}), Reply::integer_reply(1));  // a primary now
 }
 
+// The primary's process killed (not its machine) while the relay holds a write: the kernel
+// had sent it, so it reaches the replica after its lag, and only then does the link close.
+TEST(RealSpawn, WhatAKilledPrimarySentStillReachesTheReplicaAfterItsLag) {
+  ReplRelay relay;
+  SpawnedServers servers(2, {"--repl-diskless-sync-delay", "0"}, ServerProgram::redis,
+                         {{}, {"--replicaof", "127.0.0.1", std::to_string(relay.port())}});
+  relay.set_primary_port(servers.port(0));
+  auto primary = plain_conn(servers.port(0));
+  auto replica = plain_conn(servers.port(1));
+  ASSERT_TRUE(primary && replica);
+  auto until = [](const std::function<bool()>& ok) {
+    for (int i = 0; i < 500 && !ok(); i++)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return ok();
+  };
+  ASSERT_TRUE(until([&] {
+    return cmd(*replica, {"INFO", "replication"}).str.find("master_link_status:up") !=
+           std::string::npos;
+  }));
+  EXPECT_EQ(cmd(*primary, {"SET", "k", "1"}), Reply::ok());
+  EXPECT_EQ(cmd(*primary, {"WAIT", "1", "2000"}), Reply::integer_reply(1));
+  relay.set_lag_us(400'000);
+  EXPECT_EQ(cmd(*primary, {"SET", "k", "2"}), Reply::ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the relay has read it
+  servers.kill_server(0);
+  EXPECT_EQ(cmd(*replica, {"GET", "k"}), Reply::bulk("1"));  // still on its way
+  EXPECT_TRUE(until([&] { return cmd(*replica, {"GET", "k"}) == Reply::bulk("2"); }));
+  EXPECT_TRUE(until([&] {
+    return cmd(*replica, {"INFO", "replication"}).str.find("master_link_status:down") !=
+           std::string::npos;
+  }));
+}
+
 TEST(RealSpawn, MissingBinaryIsAClearError) {
   const char* old = std::getenv("PATH");
   std::string saved = old ? old : "";
