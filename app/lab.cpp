@@ -132,6 +132,7 @@ SweepResult run_sweep(const Scenario& sc, const SweepRequest& request, unsigned 
   // The check names, from any finished run (every run of a scenario has the same checks).
   SweepResult result;
   result.cancelled = cancel && cancel->load() && finished.load() < total;
+  result.expectation = sc.interventions.empty();
   std::vector<std::string> names;
   for (const CheckDef& def : sc.checks) names.push_back(def.name);
   for (int64_t point = 0; point < request.steps; point++) {

@@ -46,7 +46,7 @@ struct SweepPoint {
   int64_t value = 0;
   bool finished = false;           // false: cancelled before every seed of this point had run
   std::vector<SweepCheck> checks;  // in the scenario's order
-  int64_t expectation_unmet = 0;
+  int64_t expectation_unmet = 0;   // 0 when the sweep has no expectation (below)
   int64_t first_unmet_seed = -1;
 };
 
@@ -54,6 +54,9 @@ struct SweepResult {
   std::vector<SweepPoint> points;
   int64_t runs = 0;  // runs that finished
   bool cancelled = false;
+  // false: the runs have interventions, which take the file's expectations away (the engine's
+  // evaluate_checks), so there is no expectation to meet or miss at any point.
+  bool expectation = true;
 };
 
 // The values of a sweep: from + (to - from) * i / (steps - 1), exact in integers.

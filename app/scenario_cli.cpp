@@ -924,6 +924,7 @@ int sweep_main(const std::vector<std::string>& args) {
       j["variant"] = variant;
       if (!c.faults.empty()) j["interventions"] = c.faults;
       j["set"] = set;
+      j["expectation"] = result.expectation;
       ojson points = ojson::array();
       for (const SweepPoint& pt : result.points) {
         ojson pj;
@@ -941,7 +942,7 @@ int sweep_main(const std::vector<std::string>& args) {
           checks.push_back(cj);
         }
         pj["checks"] = checks;
-        pj["expectation_unmet"] = pt.expectation_unmet;
+        if (result.expectation) pj["expectation_unmet"] = pt.expectation_unmet;
         points.push_back(pj);
       }
       j["points"] = points;
@@ -981,17 +982,18 @@ int sweep_main(const std::vector<std::string>& args) {
     };
     std::cout << "  " << std::string(value_width - request.param.size(), ' ') << request.param;
     for (size_t i = 0; i < names.size(); i++) std::cout << "  " << pad(names[i].name, width[i]);
-    std::cout << "  expectation\n";
+    std::cout << (result.expectation ? "  expectation\n" : "\n");
     for (const SweepPoint& pt : result.points) {
       std::string v = std::to_string(pt.value);
       std::cout << "  " << std::string(value_width - v.size(), ' ') << v;
       for (size_t i = 0; i < pt.checks.size(); i++)
         std::cout << "  " << pad(cell(pt.checks[i]), width[i]);
-      std::cout << "  "
-                << (pt.expectation_unmet ? "NOT met in " + std::to_string(pt.expectation_unmet) +
-                                               "/" + std::to_string(request.seeds)
-                                         : std::string("met"))
-                << "\n";
+      if (result.expectation)
+        std::cout << "  "
+                  << (pt.expectation_unmet ? "NOT met in " + std::to_string(pt.expectation_unmet) +
+                                                 "/" + std::to_string(request.seeds)
+                                           : std::string("met"));
+      std::cout << "\n";
     }
     // Where each check flips between held (in every seed) and violated (in some).
     for (size_t i = 0; i < names.size(); i++) {
@@ -1021,6 +1023,9 @@ int sweep_main(const std::vector<std::string>& args) {
                   << first->first_seed << ": " << first->first_summary
                   << "\n      replay: " << replay(first_value, first->first_seed) << "\n";
     }
+    if (!result.expectation)
+      std::cout << "no expectation (the runs have interventions; the file's expectations are for "
+                   "its own run)\n";
     char rate[64];
     std::snprintf(rate, sizeof rate, "%.2f s (%.0f runs/s)", secs,
                   double(result.runs) / std::max(secs, 1e-9));

@@ -314,11 +314,30 @@ TEST(Interventions, ApplyToEveryRunOfASweep) {
                     "pause_ms=0", "--fault", "pause A at 2500 for 14000", "--json"});
   ASSERT_EQ(c.status, 0) << c.err;
   json j = json::parse(c.out);
-  for (const auto& p : j["points"])
+  for (const auto& p : j["points"]) {
     for (const auto& ch : p["checks"])
       if (ch["name"] == "mutual_exclusion") {
         EXPECT_EQ(ch["violated"], 2) << p.dump();
       }
+    // The interventions take the file's expectations away, as in `redlab run`: no point
+    // meets or misses one.
+    EXPECT_FALSE(p.contains("expectation_unmet")) << p.dump();
+  }
+  EXPECT_EQ(j["expectation"], false);
+  // The table says so too, instead of an "expectation: met" column.
+  Child t =
+      redlab({"sweep", "ttl-double-holder", "--param", "work_ms", "--from", "3000", "--to", "12000",
+              "--steps", "2", "--seeds", "1", "--fault", "pause A at 2500 for 14000"});
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(t.out.find(" met"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("no expectation (the runs have interventions"), std::string::npos) << t.out;
+  // Without interventions the sweep has one.
+  Child plain = redlab({"sweep", "ttl-double-holder", "--param", "work_ms", "--from", "3000",
+                        "--to", "12000", "--steps", "2", "--seeds", "1", "--json"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  json pj = json::parse(plain.out);
+  EXPECT_EQ(pj["expectation"], true);
+  EXPECT_TRUE(pj["points"][0].contains("expectation_unmet"));
 }
 
 // ---- Branch files ----

@@ -263,7 +263,7 @@ void App::draw_sweep() {
   }
   std::vector<std::string> rows;  // check names; "" = the expectation
   for (const app::SweepCheck& c : points.front().checks) rows.push_back(c.name);
-  rows.push_back("");
+  if (result.expectation) rows.push_back("");  // none with interventions
   const float font_px = ImGui::GetFontSize();
   float names_px = ImGui::CalcTextSize(tr(S::sw_expectation_row, L)).x;
   for (const std::string& r : rows)
