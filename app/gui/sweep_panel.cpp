@@ -61,8 +61,11 @@ bool App::start_sweep() {
   request.base = run_options();
   request.base.set.erase(request.param);
   request.base.on_event = nullptr;
+  // And its what-if interventions, as `redlab sweep BRANCH.json` has them.
+  std::optional<scenario::Scenario> sc;
   try {
-    app::validate_sweep(*scenario_, request);
+    sc = scenario_for_run();
+    app::validate_sweep(*sc, request);
   } catch (const std::exception& e) {
     sweep_.error = e.what();
     return false;
@@ -74,7 +77,8 @@ bool App::start_sweep() {
   // As `redlab sweep`: up to four threads; the result does not depend on how many.
   const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
   sweep_.job = std::make_unique<BackgroundJob<app::SweepResult>>(
-      [sc = *scenario_, request, threads](const auto& progress, const std::atomic<bool>* cancel) {
+      [sc = std::move(*sc), request, threads](const auto& progress,
+                                              const std::atomic<bool>* cancel) {
         return app::run_sweep(sc, request, threads, progress, cancel);
       },
       request.steps * request.seeds);

@@ -49,6 +49,17 @@ class GuiAppLab : public GuiFixture {
     ASSERT_TRUE(app->compare_with_run(variant, app->params(), 1)) << app->error();
     frames(3);
   }
+  // Every text on screen: ImGui's widgets and what the views draw themselves.
+  std::string screen_text() {
+    app->view().record_texts = true;
+    host->capture_text = true;
+    frames(2);
+    std::string all = host->captured_text();
+    host->capture_text = false;
+    for (const std::string& t : app->view().last_draw.texts) all += "\n" + t;
+    app->view().record_texts = false;
+    return all;
+  }
   void wait_for_sweep() {
     for (int i = 0; i < 6000 && app->sweeping(); i++) {
       frames(1);
@@ -164,6 +175,8 @@ TEST_F(GuiAppLab, SweepFromTheGuiMatchesTheCliAndAPointOpensItsRun) {
   const app::SweepResult& gui = *app->sweep_result();
   EXPECT_FALSE(gui.cancelled);
   EXPECT_EQ(gui.runs, 64);
+  EXPECT_TRUE(gui.expectation);
+  EXPECT_NE(screen_text().find("expected outcome"), std::string::npos);  // its row
 
   auto [status, out] = command_output(std::string(REDLAB_BINARY) +
                                       " sweep ttl-double-holder --param pause_ms --from 0 --to "
@@ -216,6 +229,52 @@ TEST_F(GuiAppLab, SweepFromTheGuiMatchesTheCliAndAPointOpensItsRun) {
     at_violation =
         at_violation || (v.check == "mutual_exclusion" && v.from_us == app->playhead_us());
   EXPECT_TRUE(at_violation);
+}
+
+// A sweep from a what-if branch runs with its interventions, as `redlab sweep --fault` does, and
+// has no expectation (the interventions take the file's away): no row for one.
+TEST_F(GuiAppLab, SweepOfAWhatIfBranchRunsItsInterventionsAndHasNoExpectationRow) {
+  open_and_run_to_end("ttl-double-holder");
+  app->variant()["watchdog"] = "on";
+  app->params()["pause_ms"] = 0;
+  std::string error;
+  auto iv = parse_intervention(*app->scenario(), "pause A at 2500 for 14000", &error);
+  ASSERT_TRUE(iv) << error;
+  ASSERT_TRUE(app->add_intervention(*iv)) << app->error();
+  click_widget("sweep");
+  ASSERT_TRUE(app->sweep_open());
+  app::SweepRequest& rq = app->sweep_request();
+  rq.param = "work_ms";
+  rq.from = 3000;
+  rq.to = 12000;
+  rq.steps = 4;
+  rq.seeds = 2;
+  frames(1);
+  click_widget("sw_start");
+  wait_for_sweep();
+  ASSERT_TRUE(app->sweep_result()) << app->sweep_error();
+  const app::SweepResult& gui = *app->sweep_result();
+  EXPECT_FALSE(gui.expectation);
+  auto [status, out] = command_output(
+      std::string(REDLAB_BINARY) +
+      " sweep ttl-double-holder --param work_ms --from 3000 --to 12000 --steps 4 --seeds 2"
+      " --variant watchdog=on --set pause_ms=0 --fault 'pause A at 2500 for 14000' --json");
+  ASSERT_EQ(status, 0) << out;
+  json cli = json::parse(out);
+  EXPECT_EQ(cli.at("expectation"), false);
+  ASSERT_EQ(cli.at("points").size(), gui.points.size());
+  for (size_t i = 0; i < gui.points.size(); i++)
+    for (size_t c = 0; c < gui.points[i].checks.size(); c++) {
+      const app::SweepCheck& g = gui.points[i].checks[c];
+      EXPECT_EQ(cli["points"][i]["checks"][c].at("violated").get<int64_t>(), g.violated);
+      // The 14 s pause outlives the watchdog's TTL at every point: that is the intervention.
+      if (g.name == "mutual_exclusion") {
+        EXPECT_EQ(g.violated, 2) << i;
+      }
+    }
+  const std::string screen = screen_text();
+  EXPECT_NE(screen.find("mutual"), std::string::npos) << screen;  // the checks' rows are there
+  EXPECT_EQ(screen.find("expected outcome"), std::string::npos) << screen;
 }
 
 TEST_F(GuiAppLab, SweepCanBeCancelled) {
