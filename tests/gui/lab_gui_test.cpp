@@ -49,6 +49,23 @@ class GuiAppLab : public GuiFixture {
     ASSERT_TRUE(app->compare_with_run(variant, app->params(), 1)) << app->error();
     frames(3);
   }
+  // A sweep asked for in the panel and started with its button, to its end.
+  void sweep_in_gui(const std::string& param, int64_t from, int64_t to, int64_t steps,
+                    int64_t seeds) {
+    click_widget("sweep");
+    ASSERT_TRUE(app->sweep_open());
+    app::SweepRequest& rq = app->sweep_request();
+    rq.param = param;
+    rq.from = from;
+    rq.to = to;
+    rq.steps = steps;
+    rq.seeds = seeds;
+    frames(1);
+    click_widget("sw_start");
+    EXPECT_TRUE(app->sweeping() || app->sweep_result());
+    wait_for_sweep();
+    ASSERT_TRUE(app->sweep_result()) << app->sweep_error();
+  }
   // Every text on screen: ImGui's widgets and what the views draw themselves.
   std::string screen_text() {
     app->view().record_texts = true;
@@ -159,19 +176,7 @@ TEST_F(GuiAppLab, CompareTwoTraceFilesFromTheCommandLine) {
 TEST_F(GuiAppLab, SweepFromTheGuiMatchesTheCliAndAPointOpensItsRun) {
   open_and_run_to_end("ttl-double-holder");
   app->variant()["watchdog"] = "on";
-  click_widget("sweep");
-  ASSERT_TRUE(app->sweep_open());
-  app::SweepRequest& rq = app->sweep_request();
-  rq.param = "pause_ms";
-  rq.from = 0;
-  rq.to = 30000;
-  rq.steps = 16;
-  rq.seeds = 4;
-  frames(1);
-  click_widget("sw_start");
-  EXPECT_TRUE(app->sweeping() || app->sweep_result());
-  wait_for_sweep();
-  ASSERT_TRUE(app->sweep_result()) << app->sweep_error();
+  ASSERT_NO_FATAL_FAILURE(sweep_in_gui("pause_ms", 0, 30000, 16, 4));
   const app::SweepResult& gui = *app->sweep_result();
   EXPECT_FALSE(gui.cancelled);
   EXPECT_EQ(gui.runs, 64);
@@ -241,18 +246,7 @@ TEST_F(GuiAppLab, SweepOfAWhatIfBranchRunsItsInterventionsAndHasNoExpectationRow
   auto iv = parse_intervention(*app->scenario(), "pause A at 2500 for 14000", &error);
   ASSERT_TRUE(iv) << error;
   ASSERT_TRUE(app->add_intervention(*iv)) << app->error();
-  click_widget("sweep");
-  ASSERT_TRUE(app->sweep_open());
-  app::SweepRequest& rq = app->sweep_request();
-  rq.param = "work_ms";
-  rq.from = 3000;
-  rq.to = 12000;
-  rq.steps = 4;
-  rq.seeds = 2;
-  frames(1);
-  click_widget("sw_start");
-  wait_for_sweep();
-  ASSERT_TRUE(app->sweep_result()) << app->sweep_error();
+  ASSERT_NO_FATAL_FAILURE(sweep_in_gui("work_ms", 3000, 12000, 4, 2));
   const app::SweepResult& gui = *app->sweep_result();
   EXPECT_FALSE(gui.expectation);
   auto [status, out] = command_output(
