@@ -697,90 +697,79 @@ TEST(RealSpawn, CleanRestartThatCannotShutDownThrows) {
   }
 }
 
-// A primary and its replica spawned with the replica's link through a relay, linked up.
-struct RelayedPair {
-  ReplRelay relay;
-  SpawnedServers servers{2,
-                         {"--repl-diskless-sync-delay", "0"},
-                         ServerProgram::redis,
-                         {{}, {"--replicaof", "127.0.0.1", std::to_string(relay.port())}}};
-  std::unique_ptr<Connection> primary, replica;
-  RelayedPair() {
-    relay.set_primary_port(servers.port(0));
-    primary = plain_conn(servers.port(0));
-    replica = plain_conn(servers.port(1));
-  }
-  bool linked() { return replica && replica_says("master_link_status:up"); }
-  bool replica_says(const std::string& what) {
-    return cmd(*replica, {"INFO", "replication"}).str.find(what) != std::string::npos;
-  }
-};
-
 // Polls for up to 5 s.
 bool until(const std::function<bool()>& ok) {
   for (int i = 0; i < 500 && !ok(); i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return ok();
 }
 
+// A primary and its replica spawned with the replica's link through a relay, linked up, and
+// k=1 written and acknowledged by the replica.
+class RealRelay : public testing::Test {
+ protected:
+  void SetUp() override {
+    relay.set_primary_port(servers.port(0));
+    primary_conn = plain_conn(servers.port(0));
+    replica_conn = plain_conn(servers.port(1));
+    ASSERT_TRUE(primary_conn && replica_conn);
+    ASSERT_TRUE(until([&] { return replica_says("master_link_status:up"); }));
+    EXPECT_EQ(cmd(*primary_conn, {"SET", "k", "1"}), Reply::ok());
+    EXPECT_EQ(cmd(*primary_conn, {"WAIT", "1", "2000"}), Reply::integer_reply(1));
+  }
+  bool replica_says(const std::string& what) {
+    return cmd(*replica_conn, {"INFO", "replication"}).str.find(what) != std::string::npos;
+  }
+  ReplRelay relay;
+  SpawnedServers servers{2,
+                         {"--repl-diskless-sync-delay", "0"},
+                         ServerProgram::redis,
+                         {{}, {"--replicaof", "127.0.0.1", std::to_string(relay.port())}}};
+  std::unique_ptr<Connection> primary_conn, replica_conn;
+  Connection& primary() { return *primary_conn; }
+  Connection& replica() { return *replica_conn; }
+};
+
 // The replication link of spawned servers goes through a relay (real/repl_relay.h): a lag
 // holds the stream (WAIT counts no ack in time, the replica reads the old value), a partition
 // holds it until it heals, and a cut (a failover) loses what the relay held: the promoted
 // replica has only what it had received.
-TEST(RealSpawn, ReplicationThroughTheRelayLagsHealsAndLosesWhatACutHeld) {
-  RelayedPair pair;
-  ASSERT_TRUE(pair.primary && pair.replica);
-  ASSERT_TRUE(until([&] { return pair.linked(); }));
-  ReplRelay& relay = pair.relay;
-  SpawnedServers& servers = pair.servers;
-  Connection& primary = *pair.primary;
-  Connection& replica = *pair.replica;
-  EXPECT_EQ(cmd(primary, {"SET", "k", "1"}), Reply::ok());
-  EXPECT_EQ(cmd(primary, {"WAIT", "1", "2000"}), Reply::integer_reply(1));
-  EXPECT_EQ(cmd(replica, {"GET", "k"}), Reply::bulk("1"));
+TEST_F(RealRelay, ReplicationLagsHealsAndLosesWhatACutHeld) {
+  EXPECT_EQ(cmd(replica(), {"GET", "k"}), Reply::bulk("1"));
   // A lag of 600 ms: WAIT 1 100 counts nothing, the replica still reads 1, later 2.
   relay.set_lag_us(600'000);
-  EXPECT_EQ(cmd(primary, {"SET", "k", "2"}), Reply::ok());
-  EXPECT_EQ(cmd(primary, {"WAIT", "1", "100"}), Reply::integer_reply(0));
-  EXPECT_EQ(cmd(replica, {"GET", "k"}), Reply::bulk("1"));
-  EXPECT_TRUE(until([&] { return cmd(replica, {"GET", "k"}) == Reply::bulk("2"); }));
+  EXPECT_EQ(cmd(primary(), {"SET", "k", "2"}), Reply::ok());
+  EXPECT_EQ(cmd(primary(), {"WAIT", "1", "100"}), Reply::integer_reply(0));
+  EXPECT_EQ(cmd(replica(), {"GET", "k"}), Reply::bulk("1"));
+  EXPECT_TRUE(until([&] { return cmd(replica(), {"GET", "k"}) == Reply::bulk("2"); }));
   // A partition: nothing passes until it heals, then everything does.
   relay.set_lag_us(0);
   relay.set_partition(true);
-  EXPECT_EQ(cmd(primary, {"SET", "k", "3"}), Reply::ok());
-  EXPECT_EQ(cmd(primary, {"WAIT", "1", "200"}), Reply::integer_reply(0));
-  EXPECT_EQ(cmd(replica, {"GET", "k"}), Reply::bulk("2"));
+  EXPECT_EQ(cmd(primary(), {"SET", "k", "3"}), Reply::ok());
+  EXPECT_EQ(cmd(primary(), {"WAIT", "1", "200"}), Reply::integer_reply(0));
+  EXPECT_EQ(cmd(replica(), {"GET", "k"}), Reply::bulk("2"));
   relay.set_partition(false);
-  EXPECT_TRUE(until([&] { return cmd(replica, {"GET", "k"}) == Reply::bulk("3"); }));
+  EXPECT_TRUE(until([&] { return cmd(replica(), {"GET", "k"}) == Reply::bulk("3"); }));
   // A cut while the relay holds a write: the write never arrives.
   relay.set_lag_us(5'000'000);
-  EXPECT_EQ(cmd(primary, {"SET", "k", "4"}), Reply::ok());
+  EXPECT_EQ(cmd(primary(), {"SET", "k", "4"}), Reply::ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   relay.cut();
   servers.kill_server(0);
-  EXPECT_EQ(cmd(replica, {"REPLICAOF", "NO", "ONE"}), Reply::ok());
-  EXPECT_EQ(cmd(replica, {"GET", "k"}), Reply::bulk("3"));
-  EXPECT_EQ(cmd(replica, {"INCR", "n"}), Reply::integer_reply(1));  // a primary now
+  EXPECT_EQ(cmd(replica(), {"REPLICAOF", "NO", "ONE"}), Reply::ok());
+  EXPECT_EQ(cmd(replica(), {"GET", "k"}), Reply::bulk("3"));
+  EXPECT_EQ(cmd(replica(), {"INCR", "n"}), Reply::integer_reply(1));  // a primary now
 }
 
 // The primary's process killed (not its machine) while the relay holds a write: the kernel
 // had sent it, so it reaches the replica after its lag, and only then does the link close.
-TEST(RealSpawn, WhatAKilledPrimarySentStillReachesTheReplicaAfterItsLag) {
-  RelayedPair pair;
-  ASSERT_TRUE(pair.primary && pair.replica);
-  ASSERT_TRUE(until([&] { return pair.linked(); }));
-  ReplRelay& relay = pair.relay;
-  SpawnedServers& servers = pair.servers;
-  Connection& primary = *pair.primary;
-  Connection& replica = *pair.replica;
-  EXPECT_EQ(cmd(primary, {"SET", "k", "1"}), Reply::ok());
-  EXPECT_EQ(cmd(primary, {"WAIT", "1", "2000"}), Reply::integer_reply(1));
+TEST_F(RealRelay, WhatAKilledPrimarySentStillReachesTheReplicaAfterItsLag) {
   relay.set_lag_us(400'000);
-  EXPECT_EQ(cmd(primary, {"SET", "k", "2"}), Reply::ok());
+  EXPECT_EQ(cmd(primary(), {"SET", "k", "2"}), Reply::ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the relay has read it
   servers.kill_server(0);
-  EXPECT_EQ(cmd(replica, {"GET", "k"}), Reply::bulk("1"));  // still on its way
-  EXPECT_TRUE(until([&] { return cmd(replica, {"GET", "k"}) == Reply::bulk("2"); }));
-  EXPECT_TRUE(until([&] { return pair.replica_says("master_link_status:down"); }));
+  EXPECT_EQ(cmd(replica(), {"GET", "k"}), Reply::bulk("1"));  // still on its way
+  EXPECT_TRUE(until([&] { return cmd(replica(), {"GET", "k"}) == Reply::bulk("2"); }));
+  EXPECT_TRUE(until([&] { return replica_says("master_link_status:down"); }));
 }
 
 TEST(RealSpawn, MissingBinaryIsAClearError) {
