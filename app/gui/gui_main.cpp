@@ -225,8 +225,10 @@ int gui_main_checked(const std::vector<std::string>& args) {
   if (replay && (g.seed || !g.set.empty() || !g.variant.empty()))
     throw BadInput{"--seed, --set and --variant choose a run; " + g.input +
                    " is a saved trace (give a scenario instead)"};
-  // A branch has run as it was saved; choices given here change it and run it again.
-  if (!replay && (!branch || g.seed || !g.set.empty() || !g.variant.empty())) {
+  // A branch has run as it was saved; choices given here change it and run it again (its
+  // own "lang" included: --lang wins, as with `redlab run BRANCH.json --lang`).
+  if (!replay && (!branch || g.seed || !g.set.empty() || !g.variant.empty() || g.lang)) {
+    if (g.lang) app.set_lang(*g.lang);
     if (g.seed) app.set_seed(*g.seed);
     for (auto& [k, v] : g.set) app.params()[k] = v;
     for (auto& [k, v] : g.variant) app.variant()[k] = v;
