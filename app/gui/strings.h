@@ -599,6 +599,7 @@ const char* lang_code(Lang lang);
   X(sw_legend_none, "no seed", "ни одного зерна", "žádné semínko") \
   X(sw_legend_all, "every seed", "все зёрна", "všechna semínka") \
   X(sw_legend_not_judged, "not judged", "не оценено", "neposouzeno") \
+  X(sw_with_interventions, "With the what-if interventions in every run: {0}. They take the scenario's expected outcome away, so the plot has no row for it.", "С вмешательствами «что если» в каждом прогоне: {0}. Они отменяют ожидаемый исход сценария, поэтому строки для него на графике нет.", "Se zásahy „co kdyby“ v každém běhu: {0}. Ruší očekávaný výsledek scénáře, a proto pro něj graf nemá řádek.") \
   X(sw_legend_unmet, "expectation not met", "ожидание не выполнено", "očekávání nesplněno") \
   /* ---- The exercise panel ---- */ \
   X(exercise_button, "Exercise", "Упражнение", "Cvičení") \

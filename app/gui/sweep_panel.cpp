@@ -18,6 +18,7 @@ namespace {
 
 const ImVec4 kMuted{0.36f, 0.36f, 0.42f, 1};
 const ImVec4 kBad{0.80f, 0.08f, 0.08f, 1};
+const ImVec4 kWhatIf{0.42f, 0.26f, 0.0f, 1};  // the what-if branch's words
 const ImU32 kNoneViolated = IM_COL32(190, 228, 190, 255);
 const ImU32 kNotJudged = IM_COL32(215, 215, 220, 255);
 const ImU32 kUnfinished = IM_COL32(245, 245, 247, 255);
@@ -74,6 +75,7 @@ bool App::start_sweep() {
   sweep_.result.reset();
   sweep_.result_request = request;
   sweep_.result_scenario = scenario_->id;
+  sweep_.result_interventions = interventions_;
   // As `redlab sweep`: up to four threads; the result does not depend on how many.
   const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
   sweep_.job = std::make_unique<BackgroundJob<app::SweepResult>>(
@@ -247,11 +249,32 @@ void App::draw_sweep() {
       choices += (choices.empty() ? "" : ", ") + var.label.get(lang_) + ": " +
                  (words.empty() ? value : words);
     }
+    // And the other parameters the runs had away from their defaults.
+    for (const scenario::Param& p : scenario_->params) {
+      auto it = done_rq.base.set.find(p.name);
+      if (p.name == done_rq.param || it == done_rq.base.set.end() || it->second == p.def) continue;
+      const std::string words = p.label.get(lang_).empty() ? p.name : p.label.get(lang_);
+      choices +=
+          (choices.empty() ? "" : ", ") + words + ": " +
+          (p.unit == "ms" ? time_words(it->second * kUsPerMs, L) : std::to_string(it->second));
+    }
+    ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted((trf(S::sw_done, L,
                                 {std::to_string(result.runs), std::to_string(done_rq.seeds),
                                  std::to_string(done_rq.steps), param_words}) +
                             (choices.empty() ? "" : "  (" + choices + ")"))
                                .c_str());
+    ImGui::PopTextWrapPos();
+  }
+  // A what-if branch's sweep: its interventions in every run, and so no expected outcome.
+  if (!result.expectation) {
+    std::string list;
+    for (const Intervention& iv : sweep_.result_interventions)
+      list += (list.empty() ? "" : "; ") + intervention_words(iv, L);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(kWhatIf, "%s", trf(S::sw_with_interventions, L, {list}).c_str());
+    ImGui::PopTextWrapPos();
+    record("sw_interventions");
   }
   record("sw_summary");
   ImGui::PushTextWrapPos(0);
@@ -338,6 +361,7 @@ void App::draw_sweep() {
         std::pair{violated_colour(1.0), tr(S::sw_legend_all, L)},
         std::pair{kNotJudged, tr(S::sw_legend_not_judged, L)},
         std::pair{IM_COL32(230, 159, 0, 255), tr(S::sw_legend_unmet, L)}}) {
+    if (!result.expectation && words == tr(S::sw_legend_unmet, L)) continue;  // no such row
     dl->AddRectFilled({lx, ly + 2}, {lx + font_px, ly + font_px}, colour);
     lx += font_px + 4;
     if (*words) {

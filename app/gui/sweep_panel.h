@@ -8,8 +8,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "app/gui/background_job.h"
+#include "app/gui/whatif.h"
 #include "app/lab.h"
 
 namespace redlab::gui {
@@ -24,6 +26,7 @@ struct SweepState {
   std::optional<app::SweepResult> result;
   app::SweepRequest result_request;
   std::string result_scenario;
+  std::vector<Intervention> result_interventions;  // the what-if branch's, if any
   std::string error;
 };
 

@@ -77,6 +77,13 @@ class GuiAppLab : public GuiFixture {
     app->view().record_texts = false;
     return all;
   }
+  // A text the views drew by itself (screen_text() puts each on a line of its own).
+  static bool drawn(const std::string& screen, const std::string& text) {
+    const std::string line = "\n" + text;
+    for (size_t at = screen.find(line); at != std::string::npos; at = screen.find(line, at + 1))
+      if (at + line.size() == screen.size() || screen[at + line.size()] == '\n') return true;
+    return false;
+  }
   void wait_for_sweep() {
     for (int i = 0; i < 6000 && app->sweeping(); i++) {
       frames(1);
@@ -181,7 +188,10 @@ TEST_F(GuiAppLab, SweepFromTheGuiMatchesTheCliAndAPointOpensItsRun) {
   EXPECT_FALSE(gui.cancelled);
   EXPECT_EQ(gui.runs, 64);
   EXPECT_TRUE(gui.expectation);
-  EXPECT_NE(screen_text().find("expected outcome"), std::string::npos);  // its row
+  const std::string screen = screen_text();
+  EXPECT_TRUE(drawn(screen, "expected outcome")) << screen;  // its row
+  EXPECT_TRUE(drawn(screen, "expectation not met")) << screen;
+  EXPECT_FALSE(app->widget("sw_interventions").valid());
 
   auto [status, out] = command_output(std::string(REDLAB_BINARY) +
                                       " sweep ttl-double-holder --param pause_ms --from 0 --to "
@@ -268,7 +278,15 @@ TEST_F(GuiAppLab, SweepOfAWhatIfBranchRunsItsInterventionsAndHasNoExpectationRow
     }
   const std::string screen = screen_text();
   EXPECT_NE(screen.find("mutual"), std::string::npos) << screen;  // the checks' rows are there
-  EXPECT_EQ(screen.find("expected outcome"), std::string::npos) << screen;
+  // Neither its row's name nor its colour in the legend (each drawn as a text of its own).
+  EXPECT_FALSE(drawn(screen, "expected outcome")) << screen;
+  EXPECT_FALSE(drawn(screen, "expectation not met")) << screen;
+  // What the plot is of: the branch's intervention, in words, and why there is no such row.
+  EXPECT_TRUE(app->widget("sw_interventions").valid());
+  EXPECT_NE(screen.find("With the what-if interventions in every run: 2.500 s: pause A for "
+                        "14000 ms. They take the scenario's expected outcome away"),
+            std::string::npos)
+      << screen;
 }
 
 TEST_F(GuiAppLab, SweepCanBeCancelled) {
