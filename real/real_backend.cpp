@@ -208,7 +208,12 @@ void RealBackend::start(Scheduler& scheduler, Trace* trace, uint64_t seed,
       args.push_back(persistence_args(setup.config));
       // A replica syncs at once: Redis 7 waits repl-diskless-sync-delay (5 s) for more replicas
       // before a diskless full sync (replication.c, startBgsaveForReplication).
-      if (replication) args.back().insert(args.back().end(), {"--repl-diskless-sync-delay", "0"});
+      // And a clean restart is at once, as on the fake: a primary with a lagging replica would
+      // otherwise wait up to shutdown-timeout (10 s; Redis 7.0 redis.conf, SHUTDOWN) for it,
+      // and outlast the stop's grace.
+      if (replication)
+        args.back().insert(args.back().end(),
+                           {"--repl-diskless-sync-delay", "0", "--shutdown-timeout", "0"});
       if (setup.replica_of.empty()) continue;
       auto relay = std::make_unique<ReplRelay>();
       args.back().insert(args.back().end(),

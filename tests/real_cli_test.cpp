@@ -483,6 +483,23 @@ TEST(RealUserServer, ReplicasAndFailoverAreRefused) {
   EXPECT_EQ(s.cli({"DEBUG", "DIGEST"}), before);
 }
 
+// A clean restart of a spawned primary whose replica is cut off is at once, as on the fake:
+// Redis 7.0 would wait up to shutdown-timeout (10 s) for the replica, longer than redlab's stop
+// waits, and the run failed with "did not shut down within 2000 ms of SIGTERM".
+TEST(RealSpawn, CleanRestartOfAPrimaryWhoseReplicaIsCutOffRuns) {
+  for (const std::string backend : {"fake", "spawn"}) {
+    SCOPED_TRACE(backend);
+    std::vector<std::string> args = {"run",     "fence-rollback-failover",
+                                     "--fault", "replica_partition replica at 500 for 5000",
+                                     "--fault", "restart redis at 800",
+                                     "--json"};
+    if (backend == "spawn") args.insert(args.end(), {"--backend", "spawn", "--time-scale", "0.1"});
+    Outcome o = redlab(args);
+    EXPECT_EQ(o.status, 0) << o.err;  // interventions: no expectation, exit 0
+    EXPECT_EQ(o.err, "");
+  }
+}
+
 TEST(RealUserServer, ScriptThatListsKeysIsRefusedAndTheDataStays) {
   UserServer s;
   populate(s);
