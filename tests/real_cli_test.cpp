@@ -500,6 +500,29 @@ TEST(RealSpawn, CleanRestartOfAPrimaryWhoseReplicaIsCutOffRuns) {
   }
 }
 
+// A server crash or restart (the persistence lessons) is refused on a user's server, in one
+// located line and before anything is written, even with --allow-server-faults: how a server
+// keeps its data, and whether it goes down, is its owner's business.
+TEST(RealUserServer, CrashAndRestartFaultsAreRefusedEvenWithAllowServerFaults) {
+  UserServer s;
+  populate(s);
+  std::string before = s.cli({"DEBUG", "DIGEST"});
+  for (const std::string id : {"aof-everysec-loss", "functions-survive-restart"})
+    for (bool allow : {false, true}) {
+      SCOPED_TRACE(id + (allow ? " --allow-server-faults" : ""));
+      std::vector<std::string> args = {"run", id, "--backend", s.url()};
+      if (allow) args.push_back("--allow-server-faults");
+      Outcome o = redlab(args);
+      EXPECT_EQ(o.status, 2) << o.err;
+      EXPECT_NE(o.err.find(id + ".json:"), std::string::npos) << o.err;  // located
+      EXPECT_NE(o.err.find("needs a server redlab started itself: use --backend spawn"),
+                std::string::npos)
+          << o.err;
+      EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    }
+  EXPECT_EQ(s.cli({"DEBUG", "DIGEST"}), before);
+}
+
 TEST(RealUserServer, ScriptThatListsKeysIsRefusedAndTheDataStays) {
   UserServer s;
   populate(s);
