@@ -61,6 +61,7 @@ namespace {
 struct RunOutcome {
   bool done = false;
   bool met = true;
+  bool expectation_given = true;       // RunResult::expectation_given
   std::vector<uint8_t> state;          // per check: 0 held, 1 violated, 2 not judged
   std::vector<std::string> summaries;  // per check, "" unless violated
   std::string error;                   // a run-time error or a bound: the sweep stops on it
@@ -93,6 +94,7 @@ SweepResult run_sweep(const Scenario& sc, const SweepRequest& request, unsigned 
           out.error = r.bound;
         } else {
           out.met = r.expectation_met;
+          out.expectation_given = r.expectation_given;
           out.state.reserve(r.checks.size());
           out.summaries.resize(r.checks.size());
           for (size_t i = 0; i < r.checks.size(); i++) {
@@ -132,7 +134,13 @@ SweepResult run_sweep(const Scenario& sc, const SweepRequest& request, unsigned 
   // The check names, from any finished run (every run of a scenario has the same checks).
   SweepResult result;
   result.cancelled = cancel && cancel->load() && finished.load() < total;
-  result.expectation = sc.interventions.empty();
+  // The engine's word for it, from any finished run (every run of a sweep has the same
+  // interventions).
+  for (const RunOutcome& out : outcomes)
+    if (out.done && out.error.empty()) {
+      result.expectation = out.expectation_given;
+      break;
+    }
   std::vector<std::string> names;
   for (const CheckDef& def : sc.checks) names.push_back(def.name);
   for (int64_t point = 0; point < request.steps; point++) {

@@ -582,10 +582,13 @@ void RealBackend::wait_replicas_acked() {
                                       kAdminTimeoutMs + SpawnedServers::kPingTimeoutMs, error)
                       : std::nullopt;
     if (!acked || acked->kind != Reply::Kind::Integer || acked->integer < count)
-      throw BackendError(primary + " (" + address(p.endpoint) + "): its replicas did not " +
-                         "acknowledge the setup before the run: " +
-                         (acked ? acked->str + std::to_string(acked->integer)
-                                : (error.empty() ? std::string("no reply") : error)));
+      throw BackendError(
+          primary + " (" + address(p.endpoint) + "): its replicas did not " +
+          "acknowledge the setup before the run: " +
+          (!acked ? (error.empty() ? std::string("no reply") : error)
+           : acked->kind == Reply::Kind::Integer
+               ? "WAIT counted " + std::to_string(acked->integer) + " of " + std::to_string(count)
+               : acked->str));
   }
 }
 

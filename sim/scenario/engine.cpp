@@ -1010,6 +1010,7 @@ void Engine::evaluate_checks() {
   // The file's expectations describe its own story; an intervention writes another one, so
   // its verdicts are reported without an expectation to meet.
   bool intervened = !sc_.interventions.empty();
+  result_.expectation_given = !intervened;
   for (const Expectation& e : sc_.expect)
     if (!intervened && test(e.when, nullptr, e.where))
       for (auto& [k, v] : e.checks) {

@@ -100,6 +100,9 @@ struct RunResult {
   std::map<std::string, int64_t> params;       // every parameter, resolved
   std::vector<std::string> actors;             // actor instances, in lane order
   bool expectation_met = true;
+  // false: the run has interventions, which take the file's expectations away, so there was
+  // none to meet (expectation_met is then true whatever the checks say).
+  bool expectation_given = true;
   // Checks the expectation names that this backend could not judge (left out of it).
   std::vector<std::string> not_judged_here;
   TimeUs end_us = 0;
